@@ -1,0 +1,247 @@
+"""The `nomos-forensics` command line: a thin click layer over the engine, db and renderers."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import signal
+import sys
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import click
+
+from . import __version__
+from . import config as config_mod
+from . import plugins as plugins_mod
+from .db import ConnectionSettings, Database, DSN_ENV
+from .errors import ConfigError, ExitCode, ForensicsError
+from .render import Format
+from .rule import Severity
+
+PROG = "nomos-forensics"
+
+
+# ------------------------------------------------------------------ application state
+class App:
+    """Per-invocation state: connection settings, a lazily created engine, the schema, plugins."""
+
+    def __init__(self) -> None:
+        self.settings: ConnectionSettings | None = None
+        self._db: Database | None = None
+        self._schema = None
+
+    def configure(self, dsn: str | None, statement_timeout: float | None, lock_timeout: float | None) -> None:
+        self.settings = ConnectionSettings.resolve(
+            dsn, statement_timeout_s=statement_timeout, lock_timeout_s=lock_timeout
+        )
+
+    @property
+    def db(self) -> Database:
+        if self._db is None:
+            if self.settings is None:
+                self.configure(None, None, None)
+            self._db = Database(self.settings)
+        return self._db
+
+    def schema(self, conn):
+        from .schema import reflect
+
+        if self._schema is None:
+            self._schema = reflect(conn, self.db)
+        return self._schema
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.dispose()
+
+
+pass_app = click.make_pass_decorator(App, ensure=True)
+
+
+def warn(message: str) -> None:
+    click.echo(f"{PROG}: warning: {message}", err=True)
+
+
+# ------------------------------------------------------------------ shared options
+def connection_options(func: Callable) -> Callable:
+    @click.option("--dsn", envvar=DSN_ENV, show_envvar=True, default=None,
+                  help="postgresql:// URL or libpq keyword string; default: libpq's own (PGHOST, ~/.pgpass, …).")
+    @click.option("--statement-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
+                  envvar="NOMOS_FORENSICS_STATEMENT_TIMEOUT", help="Per-statement timeout (default 30).")
+    @click.option("--lock-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
+                  envvar="NOMOS_FORENSICS_LOCK_TIMEOUT", help="Lock wait timeout (default 2).")
+    @functools.wraps(func)
+    def wrapper(*args, dsn, statement_timeout, lock_timeout, **kwargs):
+        click.get_current_context().find_object(App).configure(dsn, statement_timeout, lock_timeout)
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def format_option(*choices: Format, default: Format) -> Callable:
+    return click.option(
+        "--format", "fmt",
+        type=click.Choice([c.value for c in choices]),
+        default=default.value,
+        show_default=True,
+        callback=lambda _ctx, _param, value: Format(value),
+        help="Output format.",
+    )
+
+
+def severity_choice() -> click.Choice:
+    return click.Choice([s.label for s in Severity if s != Severity.NONE], case_sensitive=False)
+
+
+def rule_options(func: Callable) -> Callable:
+    @click.option("--select", multiple=True, metavar="RULE",
+                  help="Only these rules (code or name; repeatable or comma list).")
+    @click.option("--ignore", multiple=True, metavar="RULE", help="Skip these rules (code or name).")
+    @click.option("-p", "--plugin", "plugin_refs", multiple=True, metavar="PATH|MODULE",
+                  help="Load a local rule plugin file or module (repeatable; also $NOMOS_FORENSICS_PLUGINS).")
+    @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+                  help="TOML config (default: nomos-forensics.toml, or [tool.nomos-forensics] in pyproject.toml).")
+    @click.option("--fail-on", type=severity_choice(), default=None,
+                  help="Exit 1 when a finding is at or above this severity.")
+    @functools.wraps(func)
+    def wrapper(*args, select, ignore, plugin_refs, config_path, fail_on, **kwargs):
+        cfg = config_mod.load(config_path)
+        registry = plugins_mod.load(plugin_refs)
+        for problem in registry.problems:
+            warn(f"plugin {problem.source}: {problem.message}")
+        threshold = fail_on or cfg.fail_on
+        try:
+            fail = Severity.parse(threshold) if threshold else None
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+        selection = RuleSelection(
+            registry=registry,
+            config=cfg,
+            select=_split(select),
+            ignore=_split(ignore),
+            fail_on=fail,
+        )
+        return func(*args, selection=selection, **kwargs)
+
+    return wrapper
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+class RuleSelection:
+    def __init__(self, registry, config, select, ignore, fail_on) -> None:
+        self.registry = registry
+        self.config = config
+        self.select = select
+        self.ignore = ignore
+        self.fail_on = fail_on
+
+    def build(self, schema=None):
+        from .engine import build_ruleset
+
+        ruleset = build_ruleset(
+            self.registry, self.config, select=self.select, ignore=self.ignore, schema=schema
+        )
+        for message in ruleset.warnings:
+            warn(message)
+        return ruleset
+
+
+# ------------------------------------------------------------------ time filters
+_RELATIVE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.I)
+
+
+def parse_since(value: str | None) -> datetime | None:
+    """`7d`, `24h`, `30m`, `2w`, or an ISO date/datetime (UTC when no zone is given)."""
+    if value is None or not value.strip():
+        return None
+    match = _RELATIVE.match(value)
+    if match:
+        amount, unit = int(match.group(1)), match.group(2).lower()
+        delta = {"m": timedelta(minutes=amount), "h": timedelta(hours=amount),
+                 "d": timedelta(days=amount), "w": timedelta(weeks=amount)}[unit]
+        return datetime.now(timezone.utc) - delta
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is neither a date (2026-11-30) nor a span (7d, 24h)") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def since_option(name: str = "--since", help: str = "Only sessions created since DATE or span (7d, 24h).") -> Callable:
+    return click.option(name, default=None, metavar="DATE|SPAN",
+                        callback=lambda _c, _p, v: parse_since(v), help=help)
+
+
+# ------------------------------------------------------------------ the group
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name=PROG)
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Find out why Nomos agent sessions fail, straight from the Nomos database (read-only)."""
+    app = ctx.ensure_object(App)
+    ctx.call_on_close(app.close)
+
+
+def _register_commands() -> None:
+    from . import commands  # noqa: F401  (commands register themselves on `cli`)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI, turning expected errors into one line and a documented exit code."""
+    _register_commands()
+    code = run(argv)
+    sys.exit(code)
+
+
+def run(argv: list[str] | None = None) -> int:
+    try:
+        result = cli.main(args=argv, prog_name=PROG, standalone_mode=False)
+        return int(result or 0)
+    except ForensicsError as error:
+        _print_error(str(error))
+        return int(error.exit_code)
+    except click.exceptions.Abort:
+        click.echo("", err=True)
+        return int(ExitCode.INTERRUPTED)
+    except click.ClickException as error:
+        error.show()
+        return int(ExitCode.ENVIRONMENT)
+    except click.exceptions.Exit as error:
+        return int(error.exit_code)
+    except KeyboardInterrupt:
+        _print_error("interrupted")
+        return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        _silence_stdout()
+        return int(ExitCode.OK)
+
+
+def _print_error(message: str) -> None:
+    try:
+        click.echo(f"{PROG}: error: {message}", err=True)
+    except Exception:  # stderr may be gone too; the exit code still tells
+        pass
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout at exit; point it at devnull so a closed pipe raises nothing more
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+def restore_sigpipe() -> None:
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
+def echo(text: str = "", **kwargs: Any) -> None:
+    click.echo(text, **kwargs)

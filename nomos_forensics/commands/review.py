@@ -1,0 +1,44 @@
+"""`nomos-forensics review SESSION`: the runbook's review card for one session."""
+
+from __future__ import annotations
+
+import click
+
+from ..cli import App, cli, connection_options, echo, format_option, pass_app, rule_options
+from ..engine import fail_on_reached, load_session, resolve_session_id, review as review_session
+from ..errors import ExitCode, SchemaMismatch
+from ..render import Format, render_card
+
+
+def require_compatible(schema) -> None:
+    if not schema.compatible:
+        raise SchemaMismatch(
+            "not a usable Nomos database: " + "; ".join(schema.core_problems),
+            hint="run `nomos-forensics doctor`",
+        )
+
+
+@cli.command()
+@connection_options
+@rule_options
+@format_option(Format.TEXT, Format.MARKDOWN, Format.JSON, default=Format.TEXT)
+@click.argument("session_ref", metavar="SESSION")
+@pass_app
+def review(app: App, session_ref: str, fmt: Format, selection) -> int:
+    """Review one session (full uuid or unique prefix of at least 4 hex characters)."""
+    db = app.db
+    with db.connect("reviewing the session") as conn:
+        schema = app.schema(conn)
+        require_compatible(schema)
+        ruleset = selection.build(schema)
+        session_id = resolve_session_id(db, conn, session_ref)
+        session = load_session(
+            db, conn, session_id, needs=ruleset.needs, schema=schema, logical_floor=ruleset.logical_floor
+        )
+        card = review_session(
+            session, ruleset, query=db.rule_query(conn), schema=schema, manager=selection.registry.manager
+        )
+    echo(render_card(card, fmt))
+    if card.errors or fail_on_reached([card], selection.fail_on):
+        return int(ExitCode.FINDINGS)
+    return int(ExitCode.OK)

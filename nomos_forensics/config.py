@@ -1,0 +1,92 @@
+"""Configuration: rule selection and per-rule thresholds from TOML, then command-line overrides.
+
+Looked up in order: `--config FILE`, `nomos-forensics.toml` in the working directory, the
+`[tool.nomos-forensics]` table of `pyproject.toml` in the working directory.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+LOCAL_FILE = "nomos-forensics.toml"
+PYPROJECT = "pyproject.toml"
+TOOL_KEY = "nomos-forensics"
+TOP_LEVEL_KEYS = {"select", "ignore", "fail-on", "rules"}
+
+
+@dataclass
+class Config:
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    fail_on: str | None = None
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule name or code -> options
+    source: str | None = None
+
+    def options_for(self, name: str, code: str) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        for key, options in self.rules.items():
+            if key.lower() in (name.lower(), code.lower()):
+                merged.update(options)
+        return merged
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"invalid TOML in {path}: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}") from None
+
+
+def _as_list(value: Any, key: str, source: str) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ConfigError(f"{source}: `{key}` must be a list of rule codes or names")
+
+
+def parse(table: dict[str, Any], source: str) -> Config:
+    unknown = set(table) - TOP_LEVEL_KEYS
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}")
+    rules = table.get("rules", {})
+    if not isinstance(rules, dict) or not all(isinstance(v, dict) for v in rules.values()):
+        raise ConfigError(f"{source}: `rules` must be a table of per-rule tables")
+    fail_on = table.get("fail-on")
+    if fail_on is not None and not isinstance(fail_on, str):
+        raise ConfigError(f"{source}: `fail-on` must be a severity name")
+    return Config(
+        select=_as_list(table.get("select", []), "select", source),
+        ignore=_as_list(table.get("ignore", []), "ignore", source),
+        fail_on=fail_on,
+        rules={str(k): dict(v) for k, v in rules.items()},
+        source=source,
+    )
+
+
+def load(explicit: str | None = None, cwd: Path | None = None) -> Config:
+    cwd = cwd or Path.cwd()
+    if explicit:
+        path = Path(explicit)
+        data = _read_toml(path)
+        table = data.get("tool", {}).get(TOOL_KEY, data) if path.name == PYPROJECT else data
+        return parse(table, str(path))
+    local = cwd / LOCAL_FILE
+    if local.is_file():
+        return parse(_read_toml(local), str(local))
+    pyproject = cwd / PYPROJECT
+    if pyproject.is_file():
+        table = _read_toml(pyproject).get("tool", {}).get(TOOL_KEY)
+        if isinstance(table, dict):
+            return parse(table, f"{pyproject} [tool.{TOOL_KEY}]")
+    return Config()

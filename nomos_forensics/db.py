@@ -1,0 +1,350 @@
+"""Read-only access to a Nomos database: DSN handling, the guarded engine, named SQL queries.
+
+Every connection the tool opens is read-only (psycopg `read_only` plus the server-side
+`default_transaction_read_only`), carries statement and lock timeouts and an application
+name, and reports failures as one-line `ForensicsError`s with passwords masked.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import psycopg
+import psycopg.conninfo
+import psycopg.errors
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from .errors import (
+    ConnectionFailed,
+    ConnectionLost,
+    ForensicsError,
+    QueryFailed,
+    QueryTimeout,
+    SchemaMismatch,
+)
+
+DSN_ENV = "NOMOS_FORENSICS_DSN"
+APPLICATION_NAME = "nomos-forensics"
+DEFAULT_STATEMENT_TIMEOUT_S = 30.0
+DEFAULT_LOCK_TIMEOUT_S = 2.0
+STANDBY_CONFLICT_RETRIES = 3
+
+T = TypeVar("T")
+
+_URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://[^:/@\s]*:)(?P<pw>[^@\s]*)(?=@)", re.I)
+_KW_PASSWORD = re.compile(r"(?P<key>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|\S+)", re.I)
+_QUERY_PASSWORD = re.compile(r"(?P<key>[?&]password=)(?P<pw>[^&\s]+)", re.I)
+
+
+def mask_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Hide passwords in URLs, keyword strings and query parameters, and any known secret value."""
+    text = _URL_PASSWORD.sub(lambda m: m.group("scheme") + "***", text)
+    text = _KW_PASSWORD.sub(lambda m: m.group("key") + "***", text)
+    text = _QUERY_PASSWORD.sub(lambda m: m.group("key") + "***", text)
+    for secret in secrets:
+        if secret and len(secret) >= 2:
+            text = text.replace(secret, "***")
+    return text
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """Where and how to connect; `conninfo` is a libpq string ('' means libpq's own defaults)."""
+
+    conninfo: str = ""
+    statement_timeout_s: float = DEFAULT_STATEMENT_TIMEOUT_S
+    lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
+
+    @classmethod
+    def resolve(
+        cls,
+        dsn: str | None,
+        *,
+        statement_timeout_s: float | None = None,
+        lock_timeout_s: float | None = None,
+    ) -> "ConnectionSettings":
+        """`--dsn`, else $NOMOS_FORENSICS_DSN, else libpq defaults (PGHOST, ~/.pgpass, services)."""
+        raw = dsn if dsn is not None else os.environ.get(DSN_ENV, "")
+        return cls(
+            conninfo=normalise_dsn(raw),
+            statement_timeout_s=(
+                DEFAULT_STATEMENT_TIMEOUT_S if statement_timeout_s is None else statement_timeout_s
+            ),
+            lock_timeout_s=DEFAULT_LOCK_TIMEOUT_S if lock_timeout_s is None else lock_timeout_s,
+        )
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        try:
+            password = psycopg.conninfo.conninfo_to_dict(self.conninfo).get("password")
+        except psycopg.Error:
+            return ()
+        return (str(password),) if password else ()
+
+    def mask(self, text: str) -> str:
+        return mask_secrets(text, self.secrets)
+
+    def describe(self) -> str:
+        """Human description of the target without credentials, e.g. `postgres@127.0.0.1:5432/nomos`."""
+        try:
+            params = psycopg.conninfo.conninfo_to_dict(self.conninfo)
+        except psycopg.Error:
+            return "<unparseable DSN>"
+        user = params.get("user") or os.environ.get("PGUSER") or ""
+        host = params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or "local socket"
+        port = params.get("port") or os.environ.get("PGPORT") or ""
+        dbname = params.get("dbname") or os.environ.get("PGDATABASE") or ""
+        service = params.get("service") or os.environ.get("PGSERVICE")
+        if service and not params.get("host"):
+            return f"service {service}"
+        where = f"{host}:{port}" if port else str(host)
+        return f"{user + '@' if user else ''}{where}{'/' + str(dbname) if dbname else ''}"
+
+    def startup_conninfo(self) -> str:
+        """The user's conninfo plus the read-only, timeout and application-name settings."""
+        params = psycopg.conninfo.conninfo_to_dict(self.conninfo)
+        ours = (
+            f"-c default_transaction_read_only=on"
+            f" -c statement_timeout={int(self.statement_timeout_s * 1000)}"
+            f" -c lock_timeout={int(self.lock_timeout_s * 1000)}"
+            f" -c idle_in_transaction_session_timeout={int(max(self.statement_timeout_s, 60) * 2000)}"
+        )
+        options = f"{params['options']} {ours}" if params.get("options") else ours
+        return psycopg.conninfo.make_conninfo(
+            self.conninfo, options=options, application_name=APPLICATION_NAME
+        )
+
+
+def normalise_dsn(raw: str) -> str:
+    """Turn a URL (postgresql://, postgres://, postgresql+psycopg://) or keyword string into libpq conninfo."""
+    raw = raw.strip()
+    raw = re.sub(r"^postgres(?:ql)?\+[a-z0-9_]+://", "postgresql://", raw, flags=re.I)
+    if raw.lower().startswith("postgres://"):
+        raw = "postgresql://" + raw[len("postgres://"):]
+    try:
+        psycopg.conninfo.conninfo_to_dict(raw)
+    except psycopg.Error as error:
+        reason = mask_secrets(str(error).splitlines()[0] if str(error) else type(error).__name__)
+        raise ConnectionFailed(f"invalid DSN: {reason}", hint="use a postgresql:// URL or libpq keyword string") from None
+    return raw
+
+
+class Database:
+    """A read-only SQLAlchemy engine over psycopg 3 with error mapping and named queries."""
+
+    def __init__(self, settings: ConnectionSettings) -> None:
+        self.settings = settings
+        conninfo = settings.startup_conninfo()
+
+        def connect() -> psycopg.Connection:
+            raw = psycopg.connect(conninfo, connect_timeout=10)
+            raw.read_only = True  # every BEGIN is BEGIN READ ONLY, whatever the session defaults say
+            return raw
+
+        self._connect = connect
+        self.engine = sa.create_engine(
+            "postgresql+psycopg://", creator=connect, pool_size=2, max_overflow=8
+        )
+
+    # ---------------------------------------------------------------- connections
+    @contextmanager
+    def connect(self, purpose: str = "connecting") -> Iterator[sa.Connection]:
+        """A pooled connection inside one read-only transaction; errors become ForensicsErrors."""
+        try:
+            conn = self.engine.connect()
+        except sa_exc.DBAPIError as error:
+            raise self._connection_error(error) from None
+        try:
+            with self.translate_errors(purpose):
+                yield conn
+        finally:
+            try:
+                conn.close()
+            except Exception:  # the connection may already be dead; closing must not mask the cause
+                pass
+
+    def raw_connection(self) -> psycopg.Connection:
+        """A fresh, unpooled read-only psycopg connection (for streaming scans and COPY-like reads)."""
+        try:
+            return self._connect()
+        except psycopg.Error as error:
+            raise self._connection_error(error) from None
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+    # ---------------------------------------------------------------- queries
+    def query(
+        self,
+        conn: sa.Connection,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        purpose: str | None = None,
+    ) -> list[sa.Row]:
+        """Run the named query from sql/queries/<name>.sql with bound parameters and return all rows."""
+        statement = sa.text(load_query(name))
+        return retry_on_standby_conflict(
+            lambda: self._fetch_all(conn, statement, params or {}, purpose or f"running {name}")
+        )
+
+    def _fetch_all(self, conn, statement, params, purpose) -> list[sa.Row]:
+        with self.translate_errors(purpose):
+            try:
+                return list(conn.execute(statement, dict(params)))
+            except BaseException:
+                _rollback_quietly(conn)
+                raise
+
+    def rule_query(self, conn: sa.Connection) -> Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]:
+        """The query helper handed to rules: one statement, bound parameters, inside a savepoint.
+
+        A subtransaction cannot switch to read-write, a failed statement rolls back only its
+        savepoint, and a statement that turned read-only off for later transactions is undone
+        and reported as an error.
+        """
+
+        def run(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+            savepoint = conn.begin_nested()
+            try:
+                rows = [dict(r._mapping) for r in conn.execute(sa.text(sql), dict(params or {}))]
+                guard = conn.execute(sa.text(_READ_ONLY_GUARD)).one()
+                if guard.tx != "on" or guard.dflt != "on":
+                    raise ReadOnlyViolation(
+                        "statement tried to turn off read-only mode; it was rolled back"
+                    )
+            except BaseException:
+                if savepoint.is_active:
+                    savepoint.rollback()
+                raise
+            savepoint.commit()
+            return rows
+
+        return run
+
+    def _connection_error(self, error: BaseException) -> ForensicsError:
+        original = getattr(error, "orig", None) or error
+        message = _first_line(original)
+        return ConnectionFailed(
+            f"cannot connect to {self.settings.describe()}: {self.settings.mask(message)}"
+        )
+
+    @contextmanager
+    def translate_errors(self, purpose: str) -> Iterator[None]:
+        """Map driver errors to one-line ForensicsErrors naming what the tool was doing."""
+        try:
+            yield
+        except ForensicsError:
+            raise
+        except (sa_exc.DBAPIError, psycopg.Error) as error:
+            raise translate_error(error, purpose, self.settings) from None
+
+
+_READ_ONLY_GUARD = (
+    "SELECT current_setting('transaction_read_only') AS tx,"
+    " current_setting('default_transaction_read_only') AS dflt"
+)
+
+
+class ReadOnlyViolation(RuntimeError):
+    """A rule's statement tried to leave read-only mode."""
+
+
+def translate_error(error: BaseException, purpose: str, settings: ConnectionSettings) -> ForensicsError:
+    original = getattr(error, "orig", None) or error
+    message = settings.mask(_first_line(original))
+    timeout_s = settings.statement_timeout_s
+    if isinstance(original, psycopg.errors.QueryCanceled):
+        return QueryTimeout(
+            f"statement timed out while {purpose} (statement_timeout {timeout_s:g}s)",
+            hint="raise --statement-timeout or narrow the query",
+        )
+    if isinstance(original, psycopg.errors.LockNotAvailable):
+        return QueryTimeout(
+            f"lock wait timed out while {purpose} (lock_timeout {settings.lock_timeout_s:g}s)",
+            hint="another transaction holds a conflicting lock",
+        )
+    if isinstance(original, (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedColumn)):
+        return SchemaMismatch(f"schema mismatch while {purpose}: {message}", hint="run `nomos-forensics doctor`")
+    if isinstance(original, psycopg.errors.ReadOnlySqlTransaction):
+        return QueryFailed(f"refused while {purpose}: {message}")
+    if isinstance(original, psycopg.OperationalError) or getattr(error, "connection_invalidated", False):
+        return ConnectionLost(f"lost the connection to {settings.describe()} while {purpose}: {message}")
+    return QueryFailed(f"query failed while {purpose}: {message}")
+
+
+def is_standby_conflict(error: BaseException) -> bool:
+    original = getattr(error, "orig", None) or error
+    return isinstance(original, psycopg.errors.SerializationFailure) or (
+        isinstance(error, QueryFailed) and "conflict with recovery" in str(error)
+    )
+
+
+def retry_on_standby_conflict(
+    action: Callable[[], T], *, attempts: int = STANDBY_CONFLICT_RETRIES, base_delay_s: float = 0.2
+) -> T:
+    """Retry `action` when a hot standby cancels it for a recovery conflict (SQLSTATE 40001)."""
+    for attempt in range(attempts + 1):
+        try:
+            return action()
+        except (ForensicsError, sa_exc.DBAPIError, psycopg.Error) as error:
+            if attempt == attempts or not _is_conflict(error):
+                if _is_conflict(error):
+                    raise QueryFailed(
+                        f"cancelled by recovery conflicts on the standby {attempts + 1} times in a row",
+                        hint="retry later or set max_standby_streaming_delay higher on the replica",
+                    ) from None
+                raise
+            time.sleep(base_delay_s * (2**attempt))
+    raise AssertionError("unreachable")
+
+
+def _is_conflict(error: BaseException) -> bool:
+    cause = error.__cause__ or error.__context__
+    return is_standby_conflict(error) or (cause is not None and is_standby_conflict(cause))
+
+
+def _rollback_quietly(conn: sa.Connection) -> None:
+    try:
+        conn.rollback()
+    except Exception:  # a dead connection cannot roll back; the original error matters more
+        pass
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0].strip()
+
+
+@functools.cache
+def load_query(name: str) -> str:
+    """The text of sql/queries/<name>.sql (shipped as package data)."""
+    if not re.fullmatch(r"[a-z0-9_]+", name):
+        raise ValueError(f"bad query name {name!r}")
+    return (importlib.resources.files("nomos_forensics_sql") / "queries" / f"{name}.sql").read_text(
+        encoding="utf-8"
+    )
+
+
+def sql_resource(*parts: str) -> str:
+    return importlib.resources.files("nomos_forensics_sql").joinpath(*parts).read_text(encoding="utf-8")
+
+
+def migration_files() -> list[tuple[int, str, str]]:
+    """(version, file name, sql) for every Nomos migration shipped in sql/migrations, in order."""
+    folder = importlib.resources.files("nomos_forensics_sql") / "migrations"
+    found = []
+    for entry in folder.iterdir():
+        match = re.match(r"(\d+)_.*\.sql$", entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    return sorted(found)

@@ -1,0 +1,266 @@
+"""The engine: select and configure rules, read sessions, run rules in isolation, build cards."""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from .card import Card, RuleError, Stats, decide_outcome, objective_of
+from .config import Config
+from .db import Database
+from .errors import ConfigError, InvalidSessionId, AmbiguousSession, SessionNotFound
+from .model import Session, SessionInfo, message_from_row
+from .plugins import Registry, RuleSpec
+from .rule import Need, Rule, RuleContext, Severity
+from .schema import SchemaReport
+
+UUID_RE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
+PREFIX_RE = re.compile(r"^[0-9a-f]{4,}(-[0-9a-f]*)*$", re.I)
+MIN_PREFIX = 4
+MAX_CANDIDATES = 10
+# logical_bytes is computed only when pg_column_size reaches this (see oversized-message docs)
+DEFAULT_LOGICAL_FLOOR = 6 * 1024
+NEVER = 2**31 - 1
+
+# lifecycle data: which tables each Need reads
+NEED_TABLES: dict[Need, dict[str, tuple[str, ...]]] = {
+    Need.AUDIT: {"audit_log": ("session_id",)},
+    Need.PLANS: {"nomos_plans": ("id", "session_id"), "nomos_plan_steps": ("plan_id", "seq")},
+    Need.EXECUTIONS: {"nomos_plan_executions": ("session_id",)},
+}
+
+
+@dataclass
+class ActiveRule:
+    spec: RuleSpec
+    rule: Rule
+
+
+@dataclass
+class RuleSet:
+    """The selected, configured rules, plus what was skipped and why."""
+
+    active: list[ActiveRule] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    problems: list[RuleError] = field(default_factory=list)  # plugin load problems
+
+    @property
+    def needs(self) -> set[Need]:
+        return {need for a in self.active for need in a.rule.needs}
+
+    @property
+    def logical_floor(self) -> int:
+        """On-disk size from which SQL computes a message's exact logical size (see rule hooks)."""
+        floors = [f for a in self.active if (f := a.rule.logical_size_floor()) is not None]
+        return min(floors) if floors else NEVER
+
+    def option(self, name: str, key: str, default: Any = None) -> Any:
+        for active in self.active:
+            if active.rule.name == name:
+                return active.rule.options.get(key, default)
+        return default
+
+
+def _matches(spec: RuleSpec, selector: str) -> bool:
+    s = selector.strip().lower()
+    return s in ("all", spec.code.lower(), spec.name.lower()) or (
+        len(s) >= 2 and spec.code.lower().startswith(s) and not s.isalpha()
+    )
+
+
+def build_ruleset(
+    registry: Registry,
+    config: Config,
+    *,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    schema: SchemaReport | None = None,
+) -> RuleSet:
+    """Apply selection (CLI over config), per-rule options, and schema requirements."""
+    ruleset = RuleSet(problems=[RuleError(p.source, "PluginLoadError", p.message) for p in registry.problems])
+    selectors = list(select) or list(config.select)
+    ignores = [*config.ignore, *ignore]
+    for selector in [*selectors, *ignores]:
+        if not any(_matches(spec, selector) for spec in registry.rules):
+            ruleset.warnings.append(f"unknown rule {selector!r} in --select/--ignore; ignored")
+    known = {key for spec in registry.rules for key in (spec.name.lower(), spec.code.lower())}
+    for key in config.rules:
+        if key.lower() not in known:
+            ruleset.warnings.append(f"{config.source}: options for unknown rule {key!r}; ignored")
+    for spec in registry.rules:
+        if selectors and not any(_matches(spec, s) for s in selectors):
+            continue
+        if any(_matches(spec, s) for s in ignores):
+            continue
+        try:
+            rule = spec.cls(config.options_for(spec.name, spec.code))
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+        except Exception as error:  # a plugin rule that cannot even be built is a rule error
+            ruleset.problems.append(RuleError(spec.name, type(error).__name__, str(error)))
+            continue
+        if schema is not None:
+            reasons = schema.unmet(_requirements(rule))
+            if reasons:
+                ruleset.skipped.append({"rule": spec.name, "code": spec.code, "reason": "; ".join(reasons)})
+                continue
+        ruleset.active.append(ActiveRule(spec, rule))
+    return ruleset
+
+
+def _requirements(rule: Rule) -> dict[str, tuple[str, ...]]:
+    required: dict[str, set[str]] = {}
+    for need in rule.needs:
+        for table, columns in NEED_TABLES.get(need, {}).items():
+            required.setdefault(table, set()).update(columns)
+    for table, columns in (rule.requires or {}).items():
+        required.setdefault(table, set()).update(columns)
+    return {t: tuple(sorted(c)) for t, c in required.items()}
+
+
+# ------------------------------------------------------------------ reading sessions
+def resolve_session_id(db: Database, conn: sa.Connection, ref: str) -> str:
+    """A full uuid, or the unique session whose id starts with `ref` (at least 4 hex chars)."""
+    value = (ref or "").strip().lower()
+    if UUID_RE.match(value):
+        rows = db.query(conn, "session_row", {"session_id": value}, purpose="looking up the session")
+        if not rows:
+            raise SessionNotFound(f"no session with id {value}")
+        return rows[0].id
+    if not PREFIX_RE.match(value):
+        raise InvalidSessionId(
+            f"invalid session id {ref[:60]!r}: give a uuid or a prefix of at least {MIN_PREFIX} hex characters"
+        )
+    rows = db.query(
+        conn,
+        "session_by_prefix",
+        {"prefix": value, "max_candidates": MAX_CANDIDATES},
+        purpose="resolving the session prefix",
+    )
+    if not rows:
+        raise SessionNotFound(f"no session id starts with {value!r}")
+    if len(rows) > 1:
+        shown = ", ".join(f"{r.id[:13]} ({(r.title or '').strip()[:30] or 'untitled'})" for r in rows[:MAX_CANDIDATES])
+        more = " and more" if len(rows) > MAX_CANDIDATES else ""
+        raise AmbiguousSession(f"session prefix {value!r} is ambiguous: {shown}{more}")
+    return rows[0].id
+
+
+def session_info_from_row(row: Mapping[str, Any]) -> SessionInfo:
+    return SessionInfo(
+        id=str(row["id"]),
+        title=row.get("title"),
+        status=row.get("status"),
+        goal=row.get("goal"),
+        model=row.get("model"),
+        created_at=row.get("created_at"),
+        updated_at=row.get("updated_at"),
+    )
+
+
+def load_session(
+    db: Database,
+    conn: sa.Connection,
+    session_id: str,
+    *,
+    needs: Iterable[Need],
+    schema: SchemaReport | None = None,
+    logical_floor: int = DEFAULT_LOGICAL_FLOOR,
+) -> Session:
+    needs = set(needs)
+    rows = db.query(conn, "session_row", {"session_id": session_id}, purpose="reading the session")
+    if not rows:
+        raise SessionNotFound(f"no session with id {session_id}")
+    info = session_info_from_row(rows[0]._mapping)
+    message_rows = db.query(
+        conn,
+        "session_messages",
+        {"session_id": session_id, "full_content": Need.CONTENT in needs, "logical_floor": logical_floor},
+        purpose="reading the session's messages",
+    )
+    keep = Need.CONTENT in needs
+    messages = [message_from_row(r._mapping, keep_content=keep) for r in message_rows]
+    session = Session(info, messages)
+    load_extras(db, conn, session, needs, schema)
+    return session
+
+
+def load_extras(db, conn, session: Session, needs: set[Need], schema: SchemaReport | None) -> None:
+    """Lifecycle rows (audit, plans, executions) for the needs that the schema can serve."""
+    params = {"session_id": session.id}
+    if Need.AUDIT in needs and _available(schema, Need.AUDIT):
+        rows = db.query(conn, "session_audit", params, purpose="reading the audit log")
+        session.extras["audit_log"] = [r.row for r in rows]
+    if Need.PLANS in needs and _available(schema, Need.PLANS):
+        plans: dict[str, dict[str, Any]] = {}
+        for r in db.query(conn, "session_plan_steps", params, purpose="reading plans"):
+            plan = plans.setdefault(str(r.plan.get("id")), {**r.plan, "steps": []})
+            if r.step is not None:
+                plan["steps"].append(r.step)
+        session.extras["plans"] = list(plans.values())
+    if Need.EXECUTIONS in needs and _available(schema, Need.EXECUTIONS):
+        rows = db.query(conn, "session_executions", params, purpose="reading executions")
+        session.extras["executions"] = [r.row for r in rows]
+
+
+def _available(schema: SchemaReport | None, need: Need) -> bool:
+    return schema is None or not schema.unmet(NEED_TABLES[need])
+
+
+# ------------------------------------------------------------------ running rules
+QueryFn = Callable[[str, Mapping[str, Any]], list[Mapping[str, Any]]]
+
+
+def review(
+    session: Session,
+    ruleset: RuleSet,
+    *,
+    query: QueryFn | None = None,
+    schema: SchemaReport | None = None,
+    manager=None,
+) -> Card:
+    """Run every active rule on `session` (a raising rule becomes a card error) and build the card."""
+    findings = []
+    errors = list(ruleset.problems)
+    ctx = RuleContext(query=query, schema=schema)
+    for active in ruleset.active:
+        try:
+            findings.extend(active.rule.check(session, ctx) or ())
+        except Exception as error:  # one broken rule must not hide the others' findings
+            errors.append(RuleError(active.rule.name, type(error).__name__, _error_message(error)))
+    findings.sort(key=lambda f: (-f.severity, f.code))
+    card = Card(
+        session=session,
+        stats=Stats.of(session),
+        objective=objective_of(session),
+        outcome=decide_outcome(session, findings),
+        findings=findings,
+        errors=errors,
+        skipped=list(ruleset.skipped),
+    )
+    if manager is not None:
+        for impl in manager.hook.nomos_forensics_card.get_hookimpls():
+            try:
+                impl.function(card=card, session=session)
+            except Exception as error:
+                card.errors.append(RuleError(impl.plugin_name, type(error).__name__, _error_message(error)))
+    return card
+
+
+def _error_message(error: BaseException) -> str:
+    text = str(error).strip()
+    if not text:
+        frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+        return f"at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+    first = text.splitlines()[0]
+    return first[:300]
+
+
+def fail_on_reached(cards: Iterable[Card], fail_on: Severity | None) -> bool:
+    return fail_on is not None and any(card.severity >= fail_on for card in cards)

@@ -1,0 +1,356 @@
+"""The normalised session: one shape for every way Nomos (and older Nomos) stored a message.
+
+Rows come either slim (fields extracted in SQL, see sql/queries/session_messages.sql) or with
+their full `content`; both paths produce the same `Message`. Nothing here raises on odd data:
+whatever the row holds, the result is a Message with possibly empty fields and a `shape` tag.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import Any
+
+ROLES = ("user", "assistant", "tool", "system")
+_MAX_DECODE_DEPTH = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str | None
+    arguments: Any = None
+    id: str | None = None
+
+    @property
+    def display_name(self) -> str:
+        return self.name or "(unnamed)"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    name: str | None
+    is_error: bool = False
+    tool_call_id: str | None = None
+
+
+@dataclass(slots=True)
+class Message:
+    id: int
+    role: str
+    created_at: datetime | None
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()  # legacy: results carried inside the assistant message
+    tool_name: str | None = None  # role='tool': which tool produced this result
+    is_error: bool = False
+    error: str | None = None  # assistant: the persisted error card
+    finish_reason: str | None = None
+    disk_bytes: int | None = None  # pg_column_size(content): on-disk, possibly compressed
+    logical_bytes: int | None = None  # octet_length(content::text): the JSON as text
+    shape: str = "object"  # object, double-encoded, string, array, null, scalar
+    content: Any = None  # full normalised content, only when a rule asked for it
+    turn: int = 0  # 1-based turn number; 0 for messages before the first user message
+
+    @property
+    def has_text(self) -> bool:
+        return bool(self.text and self.text.strip())
+
+    @property
+    def is_tool_result(self) -> bool:
+        return self.role == "tool" or bool(self.tool_results)
+
+
+@dataclass(slots=True)
+class Turn:
+    number: int
+    messages: list[Message] = field(default_factory=list)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [call for m in self.messages for call in m.tool_calls]
+
+    @property
+    def user_message(self) -> Message | None:
+        first = self.messages[0] if self.messages else None
+        return first if first is not None and first.role == "user" else None
+
+
+@dataclass
+class SessionInfo:
+    id: str
+    title: str | None = None
+    status: str | None = None
+    goal: str | None = None
+    model: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+@dataclass
+class Session:
+    """A session row, its messages in (created_at, id) order, and lazily loaded lifecycle data."""
+
+    info: SessionInfo
+    messages: list[Message]
+    extras: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        turn = 0
+        for message in self.messages:
+            if message.role == "user":
+                turn += 1
+            message.turn = turn
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @cached_property
+    def turns(self) -> list[Turn]:
+        turns: list[Turn] = []
+        for message in self.messages:
+            if message.turn == 0:
+                continue
+            if not turns or turns[-1].number != message.turn:
+                turns.append(Turn(message.turn))
+            turns[-1].messages.append(message)
+        return turns
+
+    def by_role(self, role: str) -> list[Message]:
+        return [m for m in self.messages if m.role == role]
+
+    @cached_property
+    def tool_calls(self) -> list[ToolCall]:
+        return [call for m in self.messages for call in m.tool_calls]
+
+    @cached_property
+    def tool_counts(self) -> Counter[str]:
+        return Counter(call.display_name for call in self.tool_calls)
+
+    def called(self, *names: str) -> bool:
+        wanted = set(names)
+        return any(call.name in wanted for call in self.tool_calls)
+
+    @property
+    def turns_with_tool_calls(self) -> int:
+        return sum(1 for turn in self.turns if turn.tool_calls)
+
+
+# ------------------------------------------------------------------ normalisation
+def _as_text(value: Any) -> str | None:
+    """What `->>` would give in SQL: strings as-is, other JSON as its text, null as None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    if isinstance(value, (int, float)):
+        return value != 0
+    return False
+
+
+def _as_name(value: Any) -> str | None:
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def decode_content(raw: Any) -> tuple[Any, str]:
+    """Undo double encoding. Returns (value, shape)."""
+    value, shape = raw, None
+    for _ in range(_MAX_DECODE_DEPTH):
+        if not isinstance(value, str):
+            break
+        stripped = value.strip()
+        if not stripped or stripped[0] not in '{["':
+            break
+        try:
+            decoded = json.loads(stripped)
+        except (ValueError, RecursionError):
+            break
+        if isinstance(decoded, str) and decoded == value:
+            break
+        value, shape = decoded, "double-encoded"
+    if shape:
+        return value, shape
+    if isinstance(value, dict):
+        return value, "object"
+    if isinstance(value, str):
+        return value, "string"
+    if isinstance(value, list):
+        return value, "array"
+    if value is None:
+        return value, "null"
+    return value, "scalar"
+
+
+def _decode_arguments(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except (ValueError, RecursionError):
+            return arguments
+    return arguments
+
+
+def _tool_call(item: Any) -> ToolCall:
+    if not isinstance(item, dict):
+        return ToolCall(name=_as_name(item) if isinstance(item, str) else None)
+    function = item.get("function") if isinstance(item.get("function"), dict) else {}
+    name = _as_name(item.get("name")) or _as_name(function.get("name"))
+    arguments = item.get("arguments", function.get("arguments", item.get("input")))
+    call_id = item.get("id")
+    return ToolCall(name=name, arguments=_decode_arguments(arguments), id=_as_text(call_id))
+
+
+def _as_list(value: Any) -> list[Any]:
+    value, _ = decode_content(value) if isinstance(value, str) else (value, "")
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        return [value]
+    return []
+
+
+@dataclass(slots=True)
+class Fields:
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+    tool_name: str | None = None
+    is_error: bool = False
+    error: str | None = None
+    finish_reason: str | None = None
+
+
+def fields_from_object(obj: Mapping[str, Any]) -> Fields:
+    text = obj.get("text")
+    if text is None and isinstance(obj.get("content"), str):
+        text = obj.get("content")
+    results = tuple(
+        ToolResult(
+            name=_as_name(r.get("name")),
+            is_error=_as_bool(r.get("is_error")),
+            tool_call_id=_as_text(r.get("tool_call_id")),
+        )
+        for r in _as_list(obj.get("tool_results"))
+        if isinstance(r, dict)
+    )
+    return Fields(
+        text=_as_text(text),
+        tool_calls=tuple(_tool_call(c) for c in _as_list(obj.get("tool_calls"))),
+        tool_results=results,
+        tool_name=_as_name(obj.get("name")),
+        is_error=_as_bool(obj.get("is_error")),
+        error=_as_text(obj.get("error")) or None,
+        finish_reason=_as_text(obj.get("finish_reason")),
+    )
+
+
+def fields_from_content(raw: Any) -> tuple[Fields, str, Any]:
+    """Fields, shape and normalised content (a dict whenever one can be made) for any JSON value."""
+    value, shape = decode_content(raw)
+    if isinstance(value, dict):
+        return fields_from_object(value), shape, value
+    if isinstance(value, str):
+        return Fields(text=value), shape, {"text": value}
+    if isinstance(value, list):
+        texts, calls, results = [], [], []
+        for part in value:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                if part.get("type") in ("tool_use", "function_call", "tool_call"):
+                    calls.append(_tool_call(part))
+                    continue
+                inner = fields_from_object(part)
+                if inner.text:
+                    texts.append(inner.text)
+                calls.extend(inner.tool_calls)
+                results.extend(inner.tool_results)
+        text = "\n".join(texts) if texts else None
+        fields = Fields(text=text, tool_calls=tuple(calls), tool_results=tuple(results))
+        return fields, shape, {"text": text, "parts": value}
+    if value is None:
+        return Fields(), shape, {}
+    return Fields(text=_as_text(value)), shape, {"text": _as_text(value)}
+
+
+def message_from_row(row: Mapping[str, Any], *, keep_content: bool = False) -> Message:
+    """Build a Message from a row of session_messages.sql (slim columns, `content` when shipped)."""
+    content = row.get("content")
+    shipped = row.get("content_shipped")
+    if shipped:
+        fields, shape, normalised = fields_from_content(content)
+    else:
+        names = [n for n in (row.get("call_names") or []) if isinstance(n, str) and n.strip()]
+        nameless = max(0, int(row.get("call_count") or 0) - len(names))
+        calls = tuple(ToolCall(name=n.strip()) for n in names) + (ToolCall(name=None),) * nameless
+        result_names = [n if isinstance(n, str) else None for n in (row.get("result_names") or [])]
+        result_count = max(int(row.get("result_count") or 0), len(result_names))
+        results = tuple(
+            ToolResult(name=_as_name(result_names[i]) if i < len(result_names) else None)
+            for i in range(result_count)
+        )
+        fields = Fields(
+            text=row.get("text"),
+            tool_calls=calls,
+            tool_results=results,
+            tool_name=_as_name(row.get("tool_name")),
+            is_error=_as_bool(row.get("is_error")),
+            error=row.get("error") or None,
+            finish_reason=row.get("finish_reason"),
+        )
+        shape, normalised = "object", None
+    role = row.get("role")
+    return Message(
+        id=int(row["id"]),
+        role=role.strip().lower() if isinstance(role, str) else "unknown",
+        created_at=row.get("created_at"),
+        text=fields.text,
+        tool_calls=fields.tool_calls,
+        tool_results=fields.tool_results,
+        tool_name=fields.tool_name,
+        is_error=fields.is_error,
+        error=fields.error,
+        finish_reason=fields.finish_reason,
+        disk_bytes=row.get("disk_bytes"),
+        logical_bytes=row.get("logical_bytes"),
+        shape=shape,
+        content=normalised if keep_content else None,
+    )
+
+
+def sort_messages(messages: Iterable[Message]) -> list[Message]:
+    """Order a session's messages by (created_at, id); rows with no timestamp keep id order."""
+    return sorted(messages, key=lambda m: (m.created_at is None, m.created_at or 0, m.id))
+
+
+def excerpt(text: str | None, limit: int = 200) -> str:
+    """A one-line excerpt of at most `limit` characters."""
+    if not text:
+        return ""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def first_line_summary(text: str | None, limit: int = 120) -> str:
+    return excerpt(text, limit)
+
+
+def counts_by_role(messages: Sequence[Message]) -> Counter[str]:
+    return Counter(m.role for m in messages)

@@ -1,0 +1,183 @@
+"""Load rule plugins: installed entry points (built-ins included), local files and modules.
+
+Built-in rules come through the `nomos_forensics` entry-point group exactly like third-party
+ones. NOMOS_FORENSICS_LOAD_PLUGINS (comma list of distribution or entry-point names; empty
+loads none) restricts the third-party ones; NOMOS_FORENSICS_PLUGINS adds local plugins like
+`-p`. A plugin that fails to load is reported by name and the others still load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+import pluggy
+
+from . import hookspecs
+from .rule import RULE_NAME, Rule, Severity
+
+ENTRY_POINT_GROUP = "nomos_forensics"
+LOAD_PLUGINS_ENV = "NOMOS_FORENSICS_LOAD_PLUGINS"
+PLUGINS_ENV = "NOMOS_FORENSICS_PLUGINS"
+OWN_DISTRIBUTION = "nomos-forensics"
+BUILTIN = "built-in"
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    source: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"rule": self.source, "type": "PluginLoadError", "message": self.message}
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    cls: type[Rule]
+    source: str  # "built-in", "dist:<name>", "file:<path>" or "module:<name>"
+
+    @property
+    def name(self) -> str:
+        return self.cls.name
+
+    @property
+    def code(self) -> str:
+        return self.cls.code
+
+
+@dataclass
+class Registry:
+    manager: pluggy.PluginManager
+    rules: list[RuleSpec] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
+
+    def by_key(self) -> dict[str, RuleSpec]:
+        keys: dict[str, RuleSpec] = {}
+        for spec in self.rules:
+            keys[spec.code.lower()] = spec
+            keys[spec.name.lower()] = spec
+        return keys
+
+
+def _describe_error(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def _allowed(names: Iterable[str | None], allow: set[str] | None) -> bool:
+    if allow is None:
+        return True
+    return any(n and n.lower() in allow for n in names)
+
+
+def _entry_points():
+    return importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+
+def _load_local(ref: str) -> tuple[ModuleType, str]:
+    path = Path(ref).expanduser()
+    if ref.endswith(".py") or path.is_file() or os.sep in ref:
+        if not path.is_file():
+            raise FileNotFoundError(f"no such plugin file: {ref}")
+        resolved = path.resolve()
+        name = f"nomos_forensics_local_{resolved.stem}_{hashlib.sha1(str(resolved).encode()).hexdigest()[:8]}"
+        if name in sys.modules:
+            return sys.modules[name], f"file:{ref}"
+        spec = importlib.util.spec_from_file_location(name, resolved)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {ref}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module, f"file:{ref}"
+    return importlib.import_module(ref), f"module:{ref}"
+
+
+def local_plugin_refs(cli_refs: Sequence[str] = ()) -> list[str]:
+    env = [r.strip() for r in os.environ.get(PLUGINS_ENV, "").split(",") if r.strip()]
+    refs: list[str] = []
+    for ref in [*env, *cli_refs]:
+        if ref not in refs:
+            refs.append(ref)
+    return refs
+
+
+def load(cli_plugins: Sequence[str] = ()) -> Registry:
+    """Build a plugin manager with every allowed plugin registered and collect their rules."""
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    registry = Registry(manager)
+    raw_allow = os.environ.get(LOAD_PLUGINS_ENV)
+    allow = None if raw_allow is None else {n.strip().lower() for n in raw_allow.split(",") if n.strip()}
+
+    sources: list[tuple[object, str]] = []
+    for ep in _entry_points():
+        dist = ep.dist.name if ep.dist is not None else None
+        builtin = dist is not None and dist.lower().replace("_", "-") == OWN_DISTRIBUTION
+        if not builtin and not _allowed((dist, ep.name), allow):
+            continue
+        try:
+            sources.append((ep.load(), BUILTIN if builtin else f"dist:{dist or ep.name}"))
+        except Exception as error:  # a broken plugin must not stop the others
+            registry.problems.append(LoadProblem(ep.name, f"failed to load: {_describe_error(error)}"))
+
+    for ref in local_plugin_refs(cli_plugins):
+        try:
+            sources.append(_load_local(ref))
+        except Exception as error:
+            registry.problems.append(LoadProblem(ref, f"failed to load: {_describe_error(error)}"))
+
+    source_of: dict[str, str] = {}
+    for module, source in sources:
+        if manager.is_registered(module):
+            continue
+        try:
+            source_of[manager.register(module) or ""] = source
+        except Exception as error:
+            registry.problems.append(LoadProblem(source, f"failed to register: {_describe_error(error)}"))
+
+    for impl in manager.hook.nomos_forensics_rules.get_hookimpls():
+        source = source_of.get(impl.plugin_name, impl.plugin_name)
+        try:
+            provided = impl.function()
+        except Exception as error:
+            registry.problems.append(LoadProblem(source, f"nomos_forensics_rules raised {_describe_error(error)}"))
+            continue
+        for cls in provided or []:
+            problem = _validate_rule(cls, registry)
+            if problem:
+                registry.problems.append(LoadProblem(source, problem))
+            else:
+                registry.rules.append(RuleSpec(cls, source))
+    registry.rules.sort(key=lambda spec: (spec.source != BUILTIN, spec.code))
+    return registry
+
+
+def _validate_rule(cls: object, registry: Registry) -> str | None:
+    if not (isinstance(cls, type) and issubclass(cls, Rule)):
+        return f"{cls!r} is not a nomos_forensics.Rule subclass"
+    if not cls.code or not cls.name:
+        return f"rule {cls.__name__} has no code or name"
+    if not RULE_NAME.match(cls.name):
+        return f"rule name {cls.name!r} is not kebab-case"
+    try:
+        Severity.parse(cls.severity)
+    except ValueError as error:
+        return f"rule {cls.name}: {error}"
+    for spec in registry.rules:
+        if spec.code.lower() == cls.code.lower() or spec.name == cls.name:
+            return f"rule {cls.name} ({cls.code}) duplicates {spec.name} ({spec.code}) from {spec.source}"
+    return None

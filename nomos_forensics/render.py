@@ -1,0 +1,139 @@
+"""Renderers: cards and tables to text, markdown and JSON. They format; they never decide."""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+from .card import Card, Outcome
+
+
+class Format(str, enum.Enum):
+    TEXT = "text"
+    TABLE = "table"
+    MARKDOWN = "markdown"
+    JSON = "json"
+    JSONL = "jsonl"
+
+
+def _short(session_id: str) -> str:
+    return session_id[:8]
+
+
+def _title(card: Card) -> str:
+    title = " ".join((card.session.info.title or "").split())
+    return title[:60] + ("…" if len(title) > 60 else "") if title else "(untitled)"
+
+
+def _top_tools(card: Card) -> str:
+    return ", ".join(f"{n}:{c}" for n, c in card.stats.top_tools) or "none"
+
+
+def _outcome(card: Card) -> str:
+    return f"{Outcome.SYMBOL.get(card.outcome, '')} {card.outcome}".strip()
+
+
+def card_fields(card: Card) -> list[tuple[str, str]]:
+    """The runbook's section-5 fields, in order."""
+    s = card.stats
+    return [
+        ("Messages", f"{s.messages} ({s.user_messages}/{s.assistant_messages})"),
+        ("Tool calls", f"{s.tool_calls} across {s.turns_with_tool_calls} turns"),
+        ("Top tools", _top_tools(card)),
+        ("Objective", card.objective),
+        ("Outcome", _outcome(card)),
+        ("Blockers", "; ".join(card.blockers) or "none"),
+        ("Fixes needed", "; ".join(card.fixes) or "none"),
+        ("Severity", card.severity.label),
+    ]
+
+
+def _evidence_line(e) -> str:
+    where = []
+    if e.message_id is not None:
+        where.append(f"msg {e.message_id}")
+    if e.turn is not None:
+        where.append(f"turn {e.turn}")
+    return f"{', '.join(where) or 'session'}: {e.excerpt}" if e.excerpt else ", ".join(where)
+
+
+def card_text(card: Card) -> str:
+    lines = [f'Session: {_short(card.session.id)} — "{_title(card)}"']
+    lines += [f"{name}: {value}" for name, value in card_fields(card)]
+    if card.findings:
+        lines.append("")
+        lines.append("Findings:")
+        for f in card.findings:
+            lines.append(f"  [{f.severity.label}] {f.code} {f.rule}: {f.message}")
+            for e in f.evidence[:5]:
+                lines.append(f"      {_evidence_line(e)}")
+            if len(f.evidence) > 5:
+                lines.append(f"      … and {len(f.evidence) - 5} more")
+    for skipped in card.skipped:
+        lines.append(f"Skipped: {skipped['rule']} ({skipped['reason']})")
+    for error in card.errors:
+        lines.append(f"Rule error: {error.rule}: {error.type}: {error.message}")
+    return "\n".join(lines)
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def card_markdown(card: Card) -> str:
+    lines = [f"### Session `{_short(card.session.id)}` — \"{_md_escape(_title(card))}\"", ""]
+    lines += [f"- **{name}:** {_md_escape(value)}" for name, value in card_fields(card)]
+    if card.findings:
+        lines += ["", "| severity | rule | finding | evidence |", "|---|---|---|---|"]
+        for f in card.findings:
+            ev = "<br>".join(_md_escape(_evidence_line(e)) for e in f.evidence[:5])
+            lines.append(f"| {f.severity.label} | `{f.code}` {f.rule} | {_md_escape(f.message)} | {ev} |")
+    for skipped in card.skipped:
+        lines.append(f"\n_Skipped {skipped['rule']}: {_md_escape(skipped['reason'])}_")
+    for error in card.errors:
+        lines.append(f"\n**Rule error** `{error.rule}`: {error.type}: {_md_escape(error.message)}")
+    return "\n".join(lines)
+
+
+def card_json(card: Card, *, indent: int | None = 2) -> str:
+    return json.dumps(card.to_json(), ensure_ascii=False, indent=indent, default=str)
+
+
+def render_card(card: Card, fmt: Format) -> str:
+    if fmt == Format.JSON:
+        return card_json(card)
+    if fmt == Format.JSONL:
+        return card_json(card, indent=None)
+    if fmt == Format.MARKDOWN:
+        return card_markdown(card)
+    return card_text(card)
+
+
+def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], fmt: Format = Format.TABLE) -> str:
+    """A table for people: plain text or GitHub markdown."""
+    style = "github" if fmt == Format.MARKDOWN else "simple"
+    return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True)
+
+
+def to_json(value: Any, *, indent: int | None = 2) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+
+
+def human_bytes(n: int | float | None) -> str:
+    if n is None:
+        return "n/a"
+    units = ["B", "kB", "MB", "GB", "TB"]
+    value = float(n)
+    for unit in units:
+        if abs(value) < 1024 or unit == units[-1]:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def join_nonempty(parts: Iterable[str], sep: str = ", ") -> str:
+    return sep.join(p for p in parts if p)

@@ -1,0 +1,183 @@
+"""The Nomos database contract (migration 020) and its comparison with the live schema.
+
+The contract mirrors shared/reference/nomos-data-model.md column for column. `SchemaReport`
+says what is missing or of another type, and which features (rules, commands) that disables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+CONTRACT_MIGRATION = 20
+
+# table -> column -> accepted format_type() spellings (first one is the contract's)
+CONTRACT: dict[str, dict[str, tuple[str, ...]]] = {
+    "sessions": {
+        "id": ("uuid",),
+        "title": ("text",),
+        "status": ("text",),
+        "goal": ("text",),
+        "model": ("text",),
+        "created_at": ("timestamp with time zone",),
+        "updated_at": ("timestamp with time zone",),
+    },
+    "messages": {
+        "id": ("bigint",),
+        "session_id": ("uuid",),
+        "role": ("text",),
+        "content": ("jsonb",),
+        "created_at": ("timestamp with time zone",),
+    },
+    "audit_log": {
+        "id": ("bigint",),
+        "session_id": ("uuid",),
+        "actor": ("text",),
+        "action": ("text",),
+        "target": ("text",),
+        "risk_class": ("text",),
+        "outcome": ("text",),
+        "detail": ("jsonb",),
+        "created_at": ("timestamp with time zone",),
+    },
+    "nomos_plans": {
+        "id": ("uuid",),
+        "session_id": ("uuid",),
+        "goal": ("text",),
+        "status": ("text",),
+        "created_at": ("timestamp with time zone",),
+    },
+    "nomos_plan_steps": {
+        "id": ("bigint",),
+        "plan_id": ("uuid",),
+        "seq": ("integer",),
+        "generation": ("integer",),
+        "title": ("text",),
+        "tool": ("text",),
+        "args": ("jsonb",),
+        "risk_class": ("text",),
+        "status": ("text",),
+        "created_at": ("timestamp with time zone",),
+        "updated_at": ("timestamp with time zone",),
+    },
+    "nomos_plan_executions": {
+        "id": ("bigint",),
+        "session_id": ("uuid",),
+        "plan_id": ("uuid",),
+        "step_id": ("bigint",),
+        "tool": ("text",),
+        "command": ("text",),
+        "status": ("text",),
+        "requested_at": ("timestamp with time zone",),
+        "decided_at": ("timestamp with time zone",),
+        "started_at": ("timestamp with time zone",),
+        "finished_at": ("timestamp with time zone",),
+        "error": ("text",),
+    },
+    "schema_migrations": {
+        "version": ("integer", "bigint"),
+        "applied_at": ("timestamp with time zone",),
+    },
+}
+
+# Types that still work, with a note: the tool casts json to jsonb in its queries.
+TOLERATED_TYPES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("messages", "content"): ("json",),
+    ("audit_log", "detail"): ("json",),
+    ("nomos_plan_steps", "args"): ("json",),
+    ("sessions", "id"): ("text", "character varying"),
+    ("messages", "session_id"): ("text", "character varying"),
+    ("messages", "id"): ("integer",),
+}
+
+# What every session-level command needs; without it nothing can be reviewed.
+CORE_REQUIREMENTS: dict[str, frozenset[str]] = {
+    "sessions": frozenset({"id", "created_at"}),
+    "messages": frozenset({"id", "session_id", "role", "content", "created_at"}),
+}
+
+
+@dataclass
+class SchemaReport:
+    """What the live database has, compared with the contract."""
+
+    columns: dict[str, dict[str, str]]  # table -> column -> live type
+    migration: int | None
+    missing_tables: list[str] = field(default_factory=list)
+    missing_columns: list[tuple[str, str]] = field(default_factory=list)
+    type_mismatches: list[tuple[str, str, str, str]] = field(default_factory=list)  # t, c, want, got
+    tolerated: list[tuple[str, str, str, str]] = field(default_factory=list)
+
+    @classmethod
+    def from_columns(cls, columns: dict[str, dict[str, str]], migration: int | None) -> "SchemaReport":
+        report = cls(columns=columns, migration=migration)
+        for table, wanted in CONTRACT.items():
+            live = columns.get(table)
+            if live is None:
+                report.missing_tables.append(table)
+                continue
+            for column, types in wanted.items():
+                got = live.get(column)
+                if got is None:
+                    report.missing_columns.append((table, column))
+                elif got not in types:
+                    if got in TOLERATED_TYPES.get((table, column), ()):
+                        report.tolerated.append((table, column, types[0], got))
+                    else:
+                        report.type_mismatches.append((table, column, types[0], got))
+        return report
+
+    def has(self, table: str, columns: Iterable[str] = ()) -> bool:
+        live = self.columns.get(table)
+        return live is not None and all(c in live for c in columns)
+
+    def column_type(self, table: str, column: str) -> str | None:
+        return self.columns.get(table, {}).get(column)
+
+    def unmet(self, requirements: Mapping[str, Iterable[str]]) -> list[str]:
+        """Human reasons why `requirements` (table -> columns) are not met; empty when they are."""
+        reasons = []
+        for table, needed in requirements.items():
+            live = self.columns.get(table)
+            if live is None:
+                reasons.append(f"table {table} is missing")
+                continue
+            absent = sorted(c for c in needed if c not in live)
+            if absent:
+                reasons.append(f"{table}.{', '.join(absent)} missing")
+            for column in needed:
+                bad = [m for m in self.type_mismatches if m[0] == table and m[1] == column]
+                reasons.extend(f"{t}.{c} is {got}, expected {want}" for t, c, want, got in bad)
+        if reasons and self.migration is not None and self.migration < CONTRACT_MIGRATION:
+            reasons.append(f"database is at migration {self.migration:03d}")
+        return reasons
+
+    @property
+    def core_problems(self) -> list[str]:
+        return self.unmet(CORE_REQUIREMENTS)
+
+    @property
+    def compatible(self) -> bool:
+        return not self.core_problems
+
+    def json_expr(self, table: str, column: str, alias: str | None = None) -> str:
+        """SQL for a JSON column as jsonb, whether it is stored as jsonb or json."""
+        ref = f"{alias}.{column}" if alias else column
+        return f"({ref})::jsonb" if self.column_type(table, column) == "json" else ref
+
+
+def reflect(conn: sa.Connection, database) -> SchemaReport:
+    """Read the live schema once (one catalog query) and compare it with the contract."""
+    rows = database.query(
+        conn, "reflect_columns", {"tables": list(CONTRACT)}, purpose="reading the schema"
+    )
+    columns: dict[str, dict[str, str]] = {}
+    for row in rows:
+        columns.setdefault(row.table_name, {})[row.column_name] = row.data_type
+    migration = None
+    if "schema_migrations" in columns and "version" in columns["schema_migrations"]:
+        migration_rows = database.query(conn, "migration_version", purpose="reading schema_migrations")
+        migration = migration_rows[0].version if migration_rows else None
+    return SchemaReport.from_columns(columns, migration)

@@ -1,0 +1,2 @@
+-- Highest applied Nomos migration.
+SELECT max(version) AS version FROM schema_migrations
