@@ -325,14 +325,22 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0].strip()
 
 
+_FRAGMENT = re.compile(r"\{([a-z_]+)\}")
+
+
 @functools.cache
 def load_query(name: str) -> str:
-    """The text of sql/queries/<name>.sql (shipped as package data)."""
-    if not re.fullmatch(r"[a-z0-9_]+", name):
+    """The text of sql/queries/<name>.sql (package data), with `{fragment}` references replaced
+    by sql/queries/_<fragment>.sql. Fragments are static SQL; values are always bound parameters."""
+    if not re.fullmatch(r"_?[a-z0-9_]+", name):
         raise ValueError(f"bad query name {name!r}")
-    return (importlib.resources.files("nomos_forensics_sql") / "queries" / f"{name}.sql").read_text(
-        encoding="utf-8"
-    )
+    text = sql_resource("queries", f"{name}.sql")
+
+    def inline(match: re.Match) -> str:
+        fragment = load_query("_" + match.group(1))
+        return "\n".join(line for line in fragment.splitlines() if not line.lstrip().startswith("--"))
+
+    return _FRAGMENT.sub(inline, text)
 
 
 def sql_resource(*parts: str) -> str:

@@ -71,6 +71,7 @@ class Finding:
     fix: str
     evidence: list[Evidence] = field(default_factory=list)
     blocker: str | None = None  # the line this finding adds to the card's "Blockers", if any
+    data: dict[str, Any] = field(default_factory=dict)  # structured details (counts, sizes, tools)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,6 +82,7 @@ class Finding:
             "root_cause": self.root_cause,
             "fix": self.fix,
             "evidence": [e.to_json() for e in self.evidence],
+            "data": self.data,
         }
 
 
@@ -163,6 +165,7 @@ class Rule:
         *,
         severity: Severity | str | None = None,
         blocker: str | None = None,
+        data: dict[str, Any] | None = None,
     ) -> Finding:
         """A finding of this rule; evidence items may be Messages (excerpt from their text)."""
         items: list[Evidence] = []
@@ -184,6 +187,7 @@ class Rule:
             fix=self.fix(),
             evidence=items,
             blocker=blocker if blocker is not None else (message if sev == Severity.BLOCKER else None),
+            data=dict(data or {}),
         )
 
 

@@ -58,6 +58,10 @@ class OversizedMessage(Rule):
             f"(largest {human_bytes(largest.logical_bytes or largest.disk_bytes)} logical, "
             f"{human_bytes(largest.disk_bytes)} on disk)",
             evidence,
+            data={"messages": [
+                {"message_id": m.id, "logical_bytes": m.logical_bytes, "disk_bytes": m.disk_bytes}
+                for m in big
+            ]},
         )
 
 

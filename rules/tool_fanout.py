@@ -39,7 +39,11 @@ class ToolFanout(Rule):
             callers = [m for m in turn.messages if any(c.display_name == tool for c in m.tool_calls)]
             first = callers[0] if callers else turn.messages[0]
             evidence = [Evidence(first.id, turn.number, f"{tool} called {count}× of {len(calls)} tool calls in turn {turn.number}")]
-            yield self.finding(f"turn {turn.number}: {len(calls)} tool calls, {tool} ×{count}", evidence)
+            yield self.finding(
+                f"turn {turn.number}: {len(calls)} tool calls, {tool} ×{count}",
+                evidence,
+                data={"turn": turn.number, "tool": tool, "count": count, "calls": len(calls)},
+            )
 
 
 @hookimpl

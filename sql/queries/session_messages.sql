@@ -3,36 +3,7 @@
 -- the row is not a plain object (double-encoded, bare string, array, null), for Python to
 -- normalise. logical_bytes (the JSON as text) is computed only for rows whose on-disk size
 -- reaches :logical_floor, because it detoasts and re-serialises the value.
-SELECT m.id,
-       m.role,
-       m.created_at,
-       (jsonb_typeof(c.v) IS DISTINCT FROM 'object'
-        OR jsonb_typeof(c.v -> 'tool_calls') = 'string'
-        OR CAST(:full_content AS boolean)) AS content_shipped,
-       CASE WHEN jsonb_typeof(c.v) IS DISTINCT FROM 'object'
-                 OR jsonb_typeof(c.v -> 'tool_calls') = 'string'
-                 OR CAST(:full_content AS boolean)
-            THEN c.v END AS content,
-       CASE WHEN m.role <> 'tool'
-            THEN coalesce(c.v ->> 'text',
-                          CASE WHEN jsonb_typeof(c.v -> 'content') = 'string' THEN c.v ->> 'content' END)
-       END AS text,
-       jsonb_path_query_array(c.v, 'lax $.tool_calls[*].name')
-         || jsonb_path_query_array(c.v, 'lax $.tool_calls[*].function.name') AS call_names,
-       CASE jsonb_typeof(c.v -> 'tool_calls')
-            WHEN 'array' THEN jsonb_array_length(c.v -> 'tool_calls')
-            WHEN 'object' THEN 1 ELSE 0 END AS call_count,
-       jsonb_path_query_array(c.v, 'lax $.tool_results[*].name') AS result_names,
-       CASE jsonb_typeof(c.v -> 'tool_results')
-            WHEN 'array' THEN jsonb_array_length(c.v -> 'tool_results')
-            WHEN 'object' THEN 1 ELSE 0 END AS result_count,
-       c.v ->> 'name' AS tool_name,
-       c.v ->> 'is_error' AS is_error,
-       c.v ->> 'error' AS error,
-       c.v ->> 'finish_reason' AS finish_reason,
-       pg_column_size(m.content) AS disk_bytes,
-       CASE WHEN pg_column_size(m.content) >= CAST(:logical_floor AS integer)
-            THEN octet_length(m.content::text) END AS logical_bytes
+SELECT {message_columns}
 FROM messages m
 CROSS JOIN LATERAL (SELECT m.content::jsonb AS v) c
 WHERE m.session_id = CAST(:session_id AS uuid)

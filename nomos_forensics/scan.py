@@ -1,0 +1,296 @@
+"""Scan many sessions: stream sessions, messages and lifecycle rows in session-id order from
+server-side cursors, merge them per session, review each, and aggregate a summary.
+
+Memory is bounded by the largest session, not the database: nothing but the current session
+and the summary's top-k lists is held. Per-message work (text extraction, tool names, sizes)
+happens in SQL, so large tool outputs never leave the server unless a rule needs them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from .card import Card, RuleError, Stats
+from .db import Database, load_query
+from .engine import NEED_TABLES, RuleSet, review, session_info_from_row
+from .model import Message, Session, message_from_row, sort_messages
+from .render import human_bytes
+from .rule import Need
+from .schema import SchemaReport
+
+STREAM_BATCH = 2000
+TOP_K = 10
+
+
+@dataclass(frozen=True)
+class ScanFilters:
+    since: datetime | None = None
+    until: datetime | None = None
+    status: str | None = None
+    model: str | None = None
+    limit: int | None = None
+    partition: int = 0
+    partitions: int = 1
+
+    @property
+    def unfiltered(self) -> bool:
+        return (
+            self.since is None and self.until is None and self.status is None
+            and self.model is None and self.limit is None and self.partitions == 1
+        )
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "since": self.since, "until": self.until, "status": self.status, "model": self.model,
+            "limit": self.limit, "partition": self.partition, "partitions": self.partitions,
+            "unfiltered": self.unfiltered,
+        }
+
+
+class _Stream:
+    """A server-side cursor read in key order, handing out the rows of one key at a time."""
+
+    def __init__(self, result: sa.CursorResult | None, key: str = "session_id") -> None:
+        self._rows = iter(result) if result is not None else iter(())
+        self._key = key
+        self._pending = next(self._rows, None)
+
+    def take(self, session_id: str) -> list[sa.Row]:
+        rows = []
+        while self._pending is not None:
+            key = getattr(self._pending, self._key)
+            if key > session_id:
+                break
+            if key == session_id:
+                rows.append(self._pending)
+            self._pending = next(self._rows, None)
+        return rows
+
+
+def _stream(conn: sa.Connection, name: str, params: Mapping[str, Any], batch: int = STREAM_BATCH):
+    return conn.execution_options(stream_results=True, yield_per=batch).execute(
+        sa.text(load_query(name)), dict(params)
+    )
+
+
+def count_sessions(db: Database, conn: sa.Connection, filters: ScanFilters) -> int:
+    return int(db.query(conn, "scan_count", filters.params(), purpose="counting sessions")[0].n)
+
+
+def stream_sessions(
+    db: Database,
+    conn: sa.Connection,
+    ruleset: RuleSet,
+    filters: ScanFilters,
+    schema: SchemaReport | None,
+    manager=None,
+) -> Iterator[Card]:
+    """Yield one card per session, in session-id order, as each session's rows arrive."""
+    needs = ruleset.needs
+    params = {
+        **filters.params(),
+        "full_content": Need.CONTENT in needs,
+        "logical_floor": ruleset.logical_floor,
+    }
+    with db.translate_errors("scanning sessions"):
+        sessions = _stream(conn, "scan_sessions", params, batch=500)
+        messages = _Stream(_stream(conn, "scan_messages", params))
+        extras = {
+            need: _Stream(_stream(conn, query, {}))
+            for need, query in (
+                (Need.AUDIT, "scan_audit"), (Need.PLANS, "scan_plan_steps"), (Need.EXECUTIONS, "scan_executions")
+            )
+            if need in needs and (schema is None or not schema.unmet(NEED_TABLES[need]))
+        }
+        keep = Need.CONTENT in needs
+        query = db.rule_query(conn)
+        for row in sessions:
+            info = session_info_from_row(row._mapping)
+            try:
+                msgs = sort_messages(message_from_row(r._mapping, keep_content=keep) for r in messages.take(info.id))
+                session = Session(info, msgs)
+                _attach_extras(session, extras)
+                yield review(session, ruleset, query=query, schema=schema, manager=manager)
+            except Exception as error:  # a session that cannot even be built still gets a card
+                yield _broken_card(info, error)
+
+
+def _attach_extras(session: Session, extras: dict[Need, _Stream]) -> None:
+    if Need.AUDIT in extras:
+        session.extras["audit_log"] = [r.row for r in extras[Need.AUDIT].take(session.id)]
+    if Need.PLANS in extras:
+        plans: dict[str, dict[str, Any]] = {}
+        for r in extras[Need.PLANS].take(session.id):
+            plan = plans.setdefault(str(r.plan.get("id")), {**r.plan, "steps": []})
+            if r.step is not None:
+                plan["steps"].append(r.step)
+        session.extras["plans"] = list(plans.values())
+    if Need.EXECUTIONS in extras:
+        session.extras["executions"] = [r.row for r in extras[Need.EXECUTIONS].take(session.id)]
+
+
+def _broken_card(info, error: Exception) -> Card:
+    session = Session(info, [])
+    return Card(
+        session=session, stats=Stats.of(session), objective="(session could not be read)",
+        outcome="unknown", errors=[RuleError("engine", type(error).__name__, str(error)[:300])],
+    )
+
+
+# ------------------------------------------------------------------ the summary
+@dataclass
+class Summary:
+    """Aggregates over cards in constant memory (top-k lists only)."""
+
+    sessions: int = 0
+    sessions_with_findings: int = 0
+    by_rule: Counter = field(default_factory=Counter)  # rule -> sessions with >= 1 finding
+    by_severity: Counter = field(default_factory=Counter)
+    outcomes: Counter = field(default_factory=Counter)
+    tool_calls: Counter = field(default_factory=Counter)
+    tool_sessions: Counter = field(default_factory=Counter)
+    fanout: dict[str, dict[str, int]] = field(default_factory=dict)  # tool -> turns, max_calls
+    models: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    rule_errors: Counter = field(default_factory=Counter)
+    _worst: list = field(default_factory=list)
+    _biggest: list = field(default_factory=list)
+    _seq: itertools.count = field(default_factory=itertools.count)
+
+    def add(self, card: Card) -> None:
+        self.sessions += 1
+        rules = sorted({f.rule for f in card.findings})
+        if rules:
+            self.sessions_with_findings += 1
+        self.by_rule.update(rules)
+        self.by_severity[card.severity.label] += 1
+        self.outcomes[card.outcome] += 1
+        model = card.session.info.model or "(unknown)"
+        self.models[model]["sessions"] += 1
+        self.models[model].update(rules)
+        self.tool_calls.update(card.session.tool_counts)
+        self.tool_sessions.update(card.session.tool_counts.keys())
+        for error in card.errors:
+            self.rule_errors[error.rule] += 1
+        for finding in card.findings:
+            if finding.rule == "tool-fanout" and finding.data.get("tool"):
+                entry = self.fanout.setdefault(finding.data["tool"], {"turns": 0, "max_calls": 0})
+                entry["turns"] += 1
+                entry["max_calls"] = max(entry["max_calls"], int(finding.data.get("count", 0)))
+        if card.findings:
+            key = (int(card.severity), len(card.findings), next(self._seq))
+            item = (key, {
+                "id": card.session.id, "title": card.session.info.title, "severity": card.severity.label,
+                "outcome": card.outcome, "findings": rules,
+            })
+            self._push(self._worst, item)
+        for message in card.session.messages:
+            self._consider_message(card, message)
+
+    def _consider_message(self, card: Card, message: Message) -> None:
+        size = max(message.logical_bytes or 0, message.disk_bytes or 0)
+        if size == 0 or (len(self._biggest) >= TOP_K and size <= self._biggest[0][0][0]):
+            return
+        item = ((size, next(self._seq)), {
+            "message_id": message.id, "session": card.session.id[:8], "role": message.role,
+            "tool": message.tool_name or (message.tool_calls[0].display_name if message.tool_calls else None),
+            "logical_bytes": message.logical_bytes, "disk_bytes": message.disk_bytes,
+        })
+        self._push(self._biggest, item)
+
+    @staticmethod
+    def _push(heap: list, item) -> None:
+        if len(heap) < TOP_K:
+            heapq.heappush(heap, item)
+        elif item[0] > heap[0][0]:
+            heapq.heapreplace(heap, item)
+
+    @property
+    def worst(self) -> list[dict[str, Any]]:
+        return [item for _, item in sorted(self._worst, key=lambda x: x[0], reverse=True)]
+
+    @property
+    def biggest(self) -> list[dict[str, Any]]:
+        return [item for _, item in sorted(self._biggest, key=lambda x: x[0], reverse=True)]
+
+    def share(self, n: int, of: int | None = None) -> float:
+        total = self.sessions if of is None else of
+        return round(n / total, 4) if total else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sessions": self.sessions,
+            "sessions_with_findings": self.sessions_with_findings,
+            "signatures": [
+                {"rule": rule, "sessions": n, "share": self.share(n)}
+                for rule, n in self.by_rule.most_common()
+            ],
+            "severity": dict(self.by_severity),
+            "outcomes": dict(self.outcomes),
+            "worst_sessions": self.worst,
+            "tools": [
+                {"name": name, "calls": n, "sessions": self.tool_sessions[name]}
+                for name, n in self.tool_calls.most_common()
+            ],
+            "fanout_offenders": [
+                {"tool": tool, **entry} for tool, entry in sorted(self.fanout.items(), key=lambda kv: -kv[1]["turns"])
+            ],
+            "models": [
+                {
+                    "model": model,
+                    "sessions": counts["sessions"],
+                    "signatures": {
+                        rule: {"sessions": counts[rule], "rate": self.share(counts[rule], counts["sessions"])}
+                        for rule in self.by_rule if counts[rule]
+                    },
+                }
+                for model, counts in sorted(self.models.items(), key=lambda kv: -kv[1]["sessions"])
+            ],
+            "biggest_messages": self.biggest,
+            "rule_errors": dict(self.rule_errors),
+        }
+
+
+def summary_tables(summary: Summary) -> list[tuple[str, list[str], list[list[Any]]]]:
+    """(heading, headers, rows) for the people-facing summary; rendering is the caller's."""
+    s = summary
+    pct = lambda n, of=None: f"{100 * s.share(n, of):.1f}%"  # noqa: E731
+    tables = [
+        ("Overview", ["sessions", "with findings", "blocker", "friction", "cosmetic", "achieved", "failed", "partial", "unknown"],
+         [[s.sessions, f"{s.sessions_with_findings} ({pct(s.sessions_with_findings)})",
+           s.by_severity["blocker"], s.by_severity["friction"], s.by_severity["cosmetic"],
+           s.outcomes["achieved"], s.outcomes["failed"], s.outcomes["partial"], s.outcomes["unknown"]]]),
+        ("Signatures", ["rule", "sessions", "share"],
+         [[rule, n, pct(n)] for rule, n in s.by_rule.most_common()]),
+        ("Worst sessions", ["id", "title", "severity", "outcome", "findings"],
+         [[w["id"][:8], _cut(w["title"], 40), w["severity"], w["outcome"], ", ".join(w["findings"])] for w in s.worst]),
+        ("Tools", ["tool", "calls", "sessions", "fan-out turns", "max calls in a turn"],
+         [[name, n, s.tool_sessions[name], s.fanout.get(name, {}).get("turns", 0),
+           s.fanout.get(name, {}).get("max_calls", "")] for name, n in s.tool_calls.most_common(15)]),
+    ]
+    by_model = []
+    for model, counts in sorted(s.models.items(), key=lambda kv: -kv[1]["sessions"]):
+        fired = [(rule, counts[rule]) for rule, _ in s.by_rule.most_common() if counts[rule]]
+        cells = ", ".join(f"{rule} {n} ({pct(n, counts['sessions'])})" for rule, n in fired) or "none"
+        by_model.append([model, counts["sessions"], cells])
+    tables.append(("Signatures by model", ["model", "sessions", "signatures (sessions, rate)"], by_model))
+    tables.append((
+        "Biggest messages", ["message", "session", "role", "tool", "logical", "on disk"],
+        [[b["message_id"], b["session"], b["role"], b["tool"] or "", human_bytes(b["logical_bytes"]),
+          human_bytes(b["disk_bytes"])] for b in s.biggest],
+    ))
+    if s.rule_errors:
+        tables.append(("Rule errors", ["rule", "sessions"], [[r, n] for r, n in s.rule_errors.most_common()]))
+    return tables
+
+
+def _cut(text: str | None, width: int) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
