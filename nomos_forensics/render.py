@@ -47,7 +47,7 @@ def card_fields(card: Card) -> list[tuple[str, str]]:
         ("Objective", card.objective),
         ("Outcome", _outcome(card)),
         ("Blockers", "; ".join(card.blockers) or "none"),
-        ("Fixes needed", "; ".join(card.fixes) or "none"),
+        ("Fixes needed", "; ".join(f.rstrip(". ") for f in card.fixes) or "none"),
         ("Severity", card.severity.label),
     ]
 

@@ -29,9 +29,9 @@ class EmptyResponse(Rule):
         if not blanks:
             return
         evidence = [(m, m.error or f"(blank reply, {m.shape} content)") for m in blanks]
-        where = ", ".join(str(m.turn) for m in blanks[:5])
+        where = ", ".join(str(t) for t in sorted({m.turn for m in blanks}))
         yield self.finding(
-            f"{len(blanks)} empty assistant repl{'y' if len(blanks) == 1 else 'ies'} (turn {where})",
+            f"{len(blanks)} empty assistant repl{'y' if len(blanks) == 1 else 'ies'} (turn{'s' if ',' in where else ''} {where})",
             evidence,
             blocker="empty assistant response",
         )
