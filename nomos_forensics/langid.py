@@ -22,9 +22,10 @@ MIN_CONFIDENCE = 0.6
 
 _CODE_BLOCK = re.compile(r"```.*?(```|$)", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
-_URL = re.compile(r"\b(?:https?|ftp|ssh)://\S+|\bwww\.\S+", re.I)
-_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/~]+")
-_TECH_TOKEN = re.compile(r"\S*[\d_@=<>{}\[\]\\|$#]\S*|\S+\.\S+")
+# ASCII-only: scripts written without spaces (Chinese, Japanese) must not vanish as one "token"
+_URL = re.compile(r"\b(?:https?|ftp|ssh)://[!-~]+|\bwww\.[!-~]+", re.I)
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/~]+", re.ASCII)
+_TECH_TOKEN = re.compile(r"[!-~]*[\d_@=<>{}\[\]\\|$#][!-~]*|[!-~]+\.[!-~]+")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.U)
 
 # Distinctively English function words (none is a common word in the other listed languages).

@@ -1,0 +1,37 @@
+"""Shared test helpers: run the CLI in-process or as the installed script."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nomos_forensics.commands  # noqa: F401  (registers the commands)
+from nomos_forensics.cli import run
+
+SCRIPT = Path(sys.executable).with_name("nomos-forensics")
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def invoke(capsys, *args: str) -> Result:
+    """Run `nomos-forensics ARGS` in this process; returns exit code, stdout, stderr."""
+    capsys.readouterr()
+    code = run(list(args))
+    captured = capsys.readouterr()
+    return Result(code, captured.out, captured.err)
+
+
+def script(*args: str, env: dict | None = None, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    """Run the installed `nomos-forensics` script as a subprocess."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [str(SCRIPT), *args], capture_output=True, text=True, env=full_env, timeout=timeout, **kwargs
+    )
