@@ -222,9 +222,11 @@ class Database:
                     raise ReadOnlyViolation(
                         "statement tried to turn off read-only mode; it was rolled back"
                     )
-            except BaseException:
+            except BaseException as error:
                 if savepoint.is_active:
                     savepoint.rollback()
+                if isinstance(error, sa_exc.DBAPIError) and error.orig is not None:
+                    raise error.orig from None  # rule authors see the server's own error
                 raise
             savepoint.commit()
             return rows

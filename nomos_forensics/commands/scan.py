@@ -66,7 +66,7 @@ def scan(app: App, since, until, limit, status, model, fmt: Format, selection) -
             click.echo(f"nomos-forensics: note: {skipped['rule']} skipped: {skipped['reason']}", err=True)
         total = count_sessions(db, conn, filters)
         progress = Progress(total, enabled=sys.stderr.isatty())
-        out = click.get_text_stream("stdout")
+        out = sys.stdout
         if fmt == Format.JSON:
             out.write('{"schema_version": 1, "cards": [')
         try:
