@@ -337,12 +337,9 @@ def load_query(name: str) -> str:
     if not re.fullmatch(r"_?[a-z0-9_]+", name):
         raise ValueError(f"bad query name {name!r}")
     text = sql_resource("queries", f"{name}.sql")
-
-    def inline(match: re.Match) -> str:
-        fragment = load_query("_" + match.group(1))
-        return "\n".join(line for line in fragment.splitlines() if not line.lstrip().startswith("--"))
-
-    return _FRAGMENT.sub(inline, text)
+    if name.startswith("_"):  # a fragment: drop its comment lines before it is inlined
+        text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+    return _FRAGMENT.sub(lambda match: load_query("_" + match.group(1)), text)
 
 
 def sql_resource(*parts: str) -> str:

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from psycopg.rows import dict_row
 
 from .card import Card, RuleError, Stats
 from .db import Database, load_query
@@ -56,29 +57,33 @@ class ScanFilters:
 
 
 class _Stream:
-    """A server-side cursor read in key order, handing out the rows of one key at a time."""
+    """A server-side cursor read in session-id order, handing out one session's rows at a time.
 
-    def __init__(self, result: sa.CursorResult | None, key: str = "session_id") -> None:
-        self._rows = iter(result) if result is not None else iter(())
-        self._key = key
-        self._pending = next(self._rows, None)
+    Rows are plain dicts from a psycopg named cursor (cheaper than SQLAlchemy rows on the
+    million-row path); the SQL still comes from sql/queries and its parameters are bound.
+    """
 
-    def take(self, session_id: str) -> list[sa.Row]:
+    def __init__(self, conn: sa.Connection, name: str, params: Mapping[str, Any] | None = None,
+                 batch: int = STREAM_BATCH) -> None:
+        compiled = sa.text(load_query(name)).compile(dialect=conn.dialect)
+        cursor = conn.connection.dbapi_connection.cursor(name=f"nomos_forensics_{name}", row_factory=dict_row)
+        cursor.itersize = batch
+        cursor.execute(str(compiled), {k: v for k, v in dict(params or {}).items() if k in compiled.params})
+        self._rows: Iterator[dict[str, Any]] = iter(cursor)
+        self._pending: dict[str, Any] | None = next(self._rows, None)
+
+    def take(self, session_id: str) -> list[dict[str, Any]]:
         rows = []
-        while self._pending is not None:
-            key = getattr(self._pending, self._key)
+        pending = self._pending
+        while pending is not None:
+            key = pending["session_id"]
             if key > session_id:
                 break
             if key == session_id:
-                rows.append(self._pending)
-            self._pending = next(self._rows, None)
+                rows.append(pending)
+            pending = next(self._rows, None)
+        self._pending = pending
         return rows
-
-
-def _stream(conn: sa.Connection, name: str, params: Mapping[str, Any], batch: int = STREAM_BATCH):
-    return conn.execution_options(stream_results=True, yield_per=batch).execute(
-        sa.text(load_query(name)), dict(params)
-    )
 
 
 def count_sessions(db: Database, conn: sa.Connection, filters: ScanFilters) -> int:
@@ -101,10 +106,12 @@ def stream_sessions(
         "logical_floor": ruleset.logical_floor,
     }
     with db.translate_errors("scanning sessions"):
-        sessions = _stream(conn, "scan_sessions", params, batch=500)
-        messages = _Stream(_stream(conn, "scan_messages", params))
+        sessions = conn.execution_options(stream_results=True, yield_per=500).execute(
+            sa.text(load_query("scan_sessions")), params
+        )
+        messages = _Stream(conn, "scan_messages", params)
         extras = {
-            need: _Stream(_stream(conn, query, {}))
+            need: _Stream(conn, query)
             for need, query in (
                 (Need.AUDIT, "scan_audit"), (Need.PLANS, "scan_plan_steps"), (Need.EXECUTIONS, "scan_executions")
             )
@@ -115,7 +122,7 @@ def stream_sessions(
         for row in sessions:
             info = session_info_from_row(row._mapping)
             try:
-                msgs = sort_messages(message_from_row(r._mapping, keep_content=keep) for r in messages.take(info.id))
+                msgs = sort_messages(message_from_row(r, keep_content=keep) for r in messages.take(info.id))
                 session = Session(info, msgs)
                 _attach_extras(session, extras)
                 yield review(session, ruleset, query=query, schema=schema, manager=manager)
@@ -125,16 +132,16 @@ def stream_sessions(
 
 def _attach_extras(session: Session, extras: dict[Need, _Stream]) -> None:
     if Need.AUDIT in extras:
-        session.extras["audit_log"] = [r.row for r in extras[Need.AUDIT].take(session.id)]
+        session.extras["audit_log"] = [r["row"] for r in extras[Need.AUDIT].take(session.id)]
     if Need.PLANS in extras:
         plans: dict[str, dict[str, Any]] = {}
         for r in extras[Need.PLANS].take(session.id):
-            plan = plans.setdefault(str(r.plan.get("id")), {**r.plan, "steps": []})
-            if r.step is not None:
-                plan["steps"].append(r.step)
+            plan = plans.setdefault(str(r["plan"].get("id")), {**r["plan"], "steps": []})
+            if r["step"] is not None:
+                plan["steps"].append(r["step"])
         session.extras["plans"] = list(plans.values())
     if Need.EXECUTIONS in extras:
-        session.extras["executions"] = [r.row for r in extras[Need.EXECUTIONS].take(session.id)]
+        session.extras["executions"] = [r["row"] for r in extras[Need.EXECUTIONS].take(session.id)]
 
 
 def _broken_card(info, error: Exception) -> Card:

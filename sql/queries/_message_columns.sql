@@ -1,6 +1,7 @@
 -- Fragment: the slim message projection shared by session_messages and scan_messages.
 -- `content` is shipped whole only when a rule needs it (:full_content) or when the row is not
--- a plain object; logical_bytes only from :logical_floor on-disk bytes (it detoasts).
+-- a plain object; logical_bytes only from :logical_floor on-disk bytes (it re-serialises).
+-- Needs the message_source fragment as its FROM clause.
 m.id,
        m.role,
        m.created_at,
@@ -10,17 +11,17 @@ m.id,
        CASE WHEN jsonb_typeof(c.v) IS DISTINCT FROM 'object'
                  OR jsonb_typeof(c.v -> 'tool_calls') = 'string'
                  OR CAST(:full_content AS boolean)
-            THEN c.v END AS content,
+            THEN m.content::jsonb END AS content,
        CASE WHEN m.role <> 'tool'
             THEN coalesce(c.v ->> 'text',
                           CASE WHEN jsonb_typeof(c.v -> 'content') = 'string' THEN c.v ->> 'content' END)
        END AS text,
-       jsonb_path_query_array(c.v, 'lax $.tool_calls[*].name')
-         || jsonb_path_query_array(c.v, 'lax $.tool_calls[*].function.name') AS call_names,
+       NULLIF(jsonb_path_query_array(c.v, 'lax $.tool_calls[*].name')
+              || jsonb_path_query_array(c.v, 'lax $.tool_calls[*].function.name'), '[]') AS call_names,
        CASE jsonb_typeof(c.v -> 'tool_calls')
             WHEN 'array' THEN jsonb_array_length(c.v -> 'tool_calls')
             WHEN 'object' THEN 1 ELSE 0 END AS call_count,
-       jsonb_path_query_array(c.v, 'lax $.tool_results[*].name') AS result_names,
+       NULLIF(jsonb_path_query_array(c.v, 'lax $.tool_results[*].name'), '[]') AS result_names,
        CASE jsonb_typeof(c.v -> 'tool_results')
             WHEN 'array' THEN jsonb_array_length(c.v -> 'tool_results')
             WHEN 'object' THEN 1 ELSE 0 END AS result_count,
@@ -30,4 +31,5 @@ m.id,
        c.v ->> 'finish_reason' AS finish_reason,
        pg_column_size(m.content) AS disk_bytes,
        CASE WHEN pg_column_size(m.content) >= CAST(:logical_floor AS integer)
-            THEN octet_length(m.content::text) END AS logical_bytes
+            THEN octet_length(CASE WHEN jsonb_typeof(c.v) = 'object' THEN c.v ELSE m.content::jsonb END::text)
+       END AS logical_bytes

@@ -2,8 +2,7 @@
 -- client re-sorts each session by (created_at, id). Unfiltered scans read the table in the
 -- same order as a plain dump, so the planner treats both alike.
 SELECT m.session_id::text AS session_id, {message_columns}
-FROM messages m
-CROSS JOIN LATERAL (SELECT m.content::jsonb AS v) c
+FROM {message_source}
 WHERE CAST(:unfiltered AS boolean)
    OR m.session_id IN (
         SELECT s.id FROM sessions s WHERE {session_filter}

@@ -4,7 +4,6 @@
 -- normalise. logical_bytes (the JSON as text) is computed only for rows whose on-disk size
 -- reaches :logical_floor, because it detoasts and re-serialises the value.
 SELECT {message_columns}
-FROM messages m
-CROSS JOIN LATERAL (SELECT m.content::jsonb AS v) c
+FROM {message_source}
 WHERE m.session_id = CAST(:session_id AS uuid)
 ORDER BY m.created_at, m.id

@@ -1,0 +1,72 @@
+"""`scan`: the same cards as `review`, filters, summary formats, streaming."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+
+from .helpers import invoke
+
+
+def _jsonl(capsys, dsn, *args):
+    r = invoke(capsys, "scan", "--dsn", dsn, "--format", "jsonl", *args)
+    assert r.code in (0, 1), r.err
+    return [json.loads(line) for line in r.out.splitlines()]
+
+
+def test_jsonl_lines_are_exactly_the_review_cards(capsys, sample_dsn):
+    cards = _jsonl(capsys, sample_dsn)
+    with psycopg.connect(sample_dsn) as conn:
+        total = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    assert len(cards) == total
+    assert [c["session"]["id"] for c in cards] == sorted(c["session"]["id"] for c in cards)
+    for card in cards:
+        review = json.loads(invoke(capsys, "review", card["session"]["id"], "--dsn", sample_dsn, "--format", "json").out)
+        assert review == card
+
+
+def test_filters(capsys, sample_dsn):
+    with psycopg.connect(sample_dsn) as conn:
+        flash = conn.execute("SELECT count(*) FROM sessions WHERE model = 'gemini-2.5-flash'").fetchone()[0]
+        failed = conn.execute("SELECT count(*) FROM sessions WHERE status = 'failed'").fetchone()[0]
+        late = conn.execute("SELECT count(*) FROM sessions WHERE created_at >= '2026-11-20'").fetchone()[0]
+        early = conn.execute("SELECT count(*) FROM sessions WHERE created_at < '2026-11-10'").fetchone()[0]
+        newest = [r[0] for r in conn.execute("SELECT id::text FROM sessions ORDER BY created_at DESC, id LIMIT 4")]
+    assert {c["session"]["model"] for c in _jsonl(capsys, sample_dsn, "--model", "gemini-2.5-flash")} == {"gemini-2.5-flash"}
+    assert len(_jsonl(capsys, sample_dsn, "--model", "gemini-2.5-flash")) == flash
+    assert len(_jsonl(capsys, sample_dsn, "--status", "failed")) == failed
+    assert len(_jsonl(capsys, sample_dsn, "--since", "2026-11-20")) == late
+    assert len(_jsonl(capsys, sample_dsn, "--until", "2026-11-10")) == early
+    assert sorted(c["session"]["id"] for c in _jsonl(capsys, sample_dsn, "--limit", "4")) == sorted(newest)
+    assert _jsonl(capsys, sample_dsn, "--model", "no-such-model") == []
+
+
+def test_summary_table_and_markdown(capsys, sample_dsn):
+    r = invoke(capsys, "scan", "--dsn", sample_dsn)
+    for heading in ("Overview", "Signatures", "Worst sessions", "Tools", "Signatures by model", "Biggest messages"):
+        assert heading in r.out
+    assert "c0a1e5a1" in r.out and "tool-fanout" in r.out and "gemini-2.5-flash" in r.out
+    assert r.err == ""  # no progress bar when stderr is not a terminal
+    md = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "markdown").out
+    assert "## Signatures by model" in md and "|:--" in md or "|---" in md
+
+
+def test_json_document(capsys, sample_dsn):
+    doc = json.loads(invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "json").out)
+    assert doc["schema_version"] == 1
+    summary = doc["summary"]
+    assert summary["sessions"] == len(doc["cards"])
+    by_rule = {s["rule"]: s["sessions"] for s in summary["signatures"]}
+    for rule, n in by_rule.items():
+        assert n == sum(1 for c in doc["cards"] if rule in {f["rule"] for f in c["findings"]})
+    assert summary["fanout_offenders"] and summary["fanout_offenders"][0]["max_calls"] > 30
+    assert summary["biggest_messages"][0]["logical_bytes"] > 50 * 1024
+    flash = next(m for m in summary["models"] if m["model"] == "gemini-2.5-flash")
+    assert flash["sessions"] == sum(1 for c in doc["cards"] if c["session"]["model"] == "gemini-2.5-flash")
+
+
+def test_fail_on_and_select(capsys, sample_dsn):
+    assert invoke(capsys, "scan", "--dsn", sample_dsn, "--fail-on", "blocker", "--format", "jsonl").code == 1
+    cards = _jsonl(capsys, sample_dsn, "--select", "tool-fanout")
+    assert {f["rule"] for c in cards for f in c["findings"]} == {"tool-fanout"}
