@@ -119,6 +119,7 @@ def rule_options(func: Callable) -> Callable:
             raise ConfigError(str(error)) from None
         selection = RuleSelection(
             registry=registry,
+            plugin_refs=plugin_refs,
             config=cfg,
             select=_split(select),
             ignore=_split(ignore),
@@ -134,8 +135,9 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 class RuleSelection:
-    def __init__(self, registry, config, select, ignore, fail_on) -> None:
+    def __init__(self, registry, config, select, ignore, fail_on, plugin_refs=()) -> None:
         self.registry = registry
+        self.plugin_refs = plugin_refs
         self.config = config
         self.select = select
         self.ignore = ignore

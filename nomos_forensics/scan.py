@@ -9,8 +9,7 @@ happens in SQL, so large tool outputs never leave the server unless a rule needs
 from __future__ import annotations
 
 import heapq
-import itertools
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -165,11 +164,10 @@ class Summary:
     tool_calls: Counter = field(default_factory=Counter)
     tool_sessions: Counter = field(default_factory=Counter)
     fanout: dict[str, dict[str, int]] = field(default_factory=dict)  # tool -> turns, max_calls
-    models: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    models: dict[str, Counter] = field(default_factory=dict)
     rule_errors: Counter = field(default_factory=Counter)
     _worst: list = field(default_factory=list)
     _biggest: list = field(default_factory=list)
-    _seq: itertools.count = field(default_factory=itertools.count)
 
     def add(self, card: Card) -> None:
         self.sessions += 1
@@ -180,8 +178,9 @@ class Summary:
         self.by_severity[card.severity.label] += 1
         self.outcomes[card.outcome] += 1
         model = card.session.info.model or "(unknown)"
-        self.models[model]["sessions"] += 1
-        self.models[model].update(rules)
+        counts = self.models.setdefault(model, Counter())
+        counts["sessions"] += 1
+        counts.update(rules)
         self.tool_calls.update(card.session.tool_counts)
         self.tool_sessions.update(card.session.tool_counts.keys())
         for error in card.errors:
@@ -192,7 +191,7 @@ class Summary:
                 entry["turns"] += 1
                 entry["max_calls"] = max(entry["max_calls"], int(finding.data.get("count", 0)))
         if card.findings:
-            key = (int(card.severity), len(card.findings), next(self._seq))
+            key = (int(card.severity), len(card.findings), card.session.id)
             item = (key, {
                 "id": card.session.id, "title": card.session.info.title, "severity": card.severity.label,
                 "outcome": card.outcome, "findings": rules,
@@ -205,12 +204,31 @@ class Summary:
         size = max(message.logical_bytes or 0, message.disk_bytes or 0)
         if size == 0 or (len(self._biggest) >= TOP_K and size <= self._biggest[0][0][0]):
             return
-        item = ((size, next(self._seq)), {
+        item = ((size, message.id), {
             "message_id": message.id, "session": card.session.id[:8], "role": message.role,
             "tool": message.tool_name or (message.tool_calls[0].display_name if message.tool_calls else None),
             "logical_bytes": message.logical_bytes, "disk_bytes": message.disk_bytes,
         })
         self._push(self._biggest, item)
+
+    def merge(self, other: "Summary") -> None:
+        """Fold another partition's summary into this one (scan --jobs)."""
+        self.sessions += other.sessions
+        self.sessions_with_findings += other.sessions_with_findings
+        for mine, theirs in ((self.by_rule, other.by_rule), (self.by_severity, other.by_severity),
+                             (self.outcomes, other.outcomes), (self.tool_calls, other.tool_calls),
+                             (self.tool_sessions, other.tool_sessions), (self.rule_errors, other.rule_errors)):
+            mine.update(theirs)
+        for tool, entry in other.fanout.items():
+            current = self.fanout.setdefault(tool, {"turns": 0, "max_calls": 0})
+            current["turns"] += entry["turns"]
+            current["max_calls"] = max(current["max_calls"], entry["max_calls"])
+        for model, counts in other.models.items():
+            self.models.setdefault(model, Counter()).update(counts)
+        for item in other._worst:
+            self._push(self._worst, item)
+        for item in other._biggest:
+            self._push(self._biggest, item)
 
     @staticmethod
     def _push(heap: list, item) -> None:
@@ -301,3 +319,104 @@ def summary_tables(summary: Summary) -> list[tuple[str, list[str], list[list[Any
 def _cut(text: str | None, width: int) -> str:
     flat = " ".join((text or "").split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+# ------------------------------------------------------------------ producers
+@dataclass
+class ScanJob:
+    """Everything a scan worker needs to rebuild its engine and rules in another process."""
+
+    settings: Any  # db.ConnectionSettings
+    filters: ScanFilters
+    plugin_refs: tuple[str, ...]
+    config: Any  # config.Config
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    fail_on: Any  # Severity | None
+
+
+def card_results(cards: Iterator[Card], summary: Summary, fail_on) -> Iterator[tuple[Card, bool]]:
+    from .engine import fail_on_reached
+
+    for card in cards:
+        summary.add(card)
+        yield card, bool(card.errors) or fail_on_reached([card], fail_on)
+
+
+def _worker(job: ScanJob, queue) -> None:
+    """Scan one hash partition and send ("card", json line, failed) ... then ("done", summary)."""
+    import signal
+
+    from . import plugins
+    from .engine import build_ruleset
+    from .errors import ForensicsError
+    from .render import card_json
+    from .schema import reflect
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
+    db = Database(job.settings)
+    summary = Summary()
+    try:
+        registry = plugins.load(job.plugin_refs)
+        with db.connect("scanning sessions") as conn:
+            schema = reflect(conn, db)
+            ruleset = build_ruleset(registry, job.config, select=job.select, ignore=job.ignore, schema=schema)
+            cards = stream_sessions(db, conn, ruleset, job.filters, schema, manager=registry.manager)
+            for card, failed in card_results(cards, summary, job.fail_on):
+                queue.put(("card", card_json(card, indent=None), failed))
+        queue.put(("done", summary))
+    except ForensicsError as error:
+        queue.put(("error", type(error).__name__, error.message, summary.sessions))
+    except Exception as error:  # reported by the parent as one line
+        queue.put(("error", "QueryFailed", f"scan worker failed: {type(error).__name__}: {error}", summary.sessions))
+    finally:
+        db.dispose()
+
+
+def parallel_scan(job: ScanJob, jobs: int) -> Iterator[tuple[str, bool]]:
+    """Run `jobs` worker processes over hash partitions of the sessions.
+
+    Yields (card JSON line, failed) as cards arrive from any worker; the merged summary is in
+    `parallel_scan.summary` once the generator is exhausted. Raises the first worker error.
+    """
+    import multiprocessing
+    import queue as queue_mod
+
+    from .errors import ConnectionLost, ForensicsError, QueryFailed, QueryTimeout
+
+    context = multiprocessing.get_context("fork")
+    channel = context.Queue(maxsize=1000)
+    workers = []
+    for partition in range(jobs):
+        filters = ScanFilters(**{**job.filters.__dict__, "partition": partition, "partitions": jobs})
+        worker_job = ScanJob(**{**job.__dict__, "filters": filters})
+        process = context.Process(target=_worker, args=(worker_job, channel), daemon=True)
+        process.start()
+        workers.append(process)
+    summary = Summary()
+    parallel_scan.summary = summary
+    running = jobs
+    try:
+        while running:
+            try:
+                message = channel.get(timeout=1.0)
+            except queue_mod.Empty:
+                if not any(p.is_alive() for p in workers) and channel.empty():
+                    raise QueryFailed("scan workers exited unexpectedly") from None
+                continue
+            kind = message[0]
+            if kind == "card":
+                yield message[1], message[2]
+            elif kind == "done":
+                summary.merge(message[1])
+                running -= 1
+            else:
+                _, name, text, _done = message
+                error_class = {"ConnectionLost": ConnectionLost, "QueryTimeout": QueryTimeout}.get(name, ForensicsError)
+                raise error_class(text)
+    finally:
+        for process in workers:
+            if process.is_alive():
+                process.terminate()
+        for process in workers:
+            process.join(timeout=5)

@@ -70,3 +70,16 @@ def test_fail_on_and_select(capsys, sample_dsn):
     assert invoke(capsys, "scan", "--dsn", sample_dsn, "--fail-on", "blocker", "--format", "jsonl").code == 1
     cards = _jsonl(capsys, sample_dsn, "--select", "tool-fanout")
     assert {f["rule"] for c in cards for f in c["findings"]} == {"tool-fanout"}
+
+
+def test_jobs_partition_gives_the_same_cards_and_summary(capsys, sample_dsn):
+    one = {c["session"]["id"]: c for c in _jsonl(capsys, sample_dsn)}
+    two = {c["session"]["id"]: c for c in _jsonl(capsys, sample_dsn, "--jobs", "2")}
+    assert one == two
+    s1 = json.loads(invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "json").out)["summary"]
+    s3 = json.loads(invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "json", "-j", "3").out)["summary"]
+    for key in ("sessions", "sessions_with_findings", "severity", "outcomes", "fanout_offenders", "rule_errors"):
+        assert s1[key] == s3[key], key
+    assert sorted(map(json.dumps, s1["signatures"])) == sorted(map(json.dumps, s3["signatures"]))
+    assert s1["worst_sessions"] == s3["worst_sessions"]
+    assert s1["biggest_messages"] == s3["biggest_messages"]

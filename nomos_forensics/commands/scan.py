@@ -8,10 +8,9 @@ import time
 import click
 
 from ..cli import App, cli, connection_options, echo, format_option, pass_app, rule_options, since_option
-from ..engine import fail_on_reached
-from ..errors import ConnectionLost, ExitCode, ForensicsError
+from ..errors import ConnectionLost, ExitCode
 from ..render import Format, card_json, table, to_json
-from ..scan import ScanFilters, Summary, count_sessions, stream_sessions, summary_tables
+from ..scan import ScanFilters, ScanJob, Summary, card_results, count_sessions, parallel_scan, stream_sessions, summary_tables
 from .review import require_compatible
 
 
@@ -49,15 +48,15 @@ class Progress:
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the newest N matching sessions.")
 @click.option("--status", default=None, help="Only sessions with this status.")
 @click.option("--model", default=None, help="Only sessions of this model.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+              help="Worker processes, each scanning a hash partition of the sessions on its own connection.")
 @format_option(Format.TABLE, Format.JSONL, Format.JSON, Format.MARKDOWN, default=Format.TABLE)
 @pass_app
-def scan(app: App, since, until, limit, status, model, fmt: Format, selection) -> int:
+def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, selection) -> int:
     """Review every matching session; summarise signatures, tools, models and sizes."""
     db = app.db
     filters = ScanFilters(since=since, until=until, status=status, model=model, limit=limit)
-    summary = Summary()
-    streaming = fmt in (Format.JSONL, Format.JSON)
-    fail = False
+    out = sys.stdout
     with db.connect("scanning sessions") as conn:
         schema = app.schema(conn)
         require_compatible(schema)
@@ -65,38 +64,56 @@ def scan(app: App, since, until, limit, status, model, fmt: Format, selection) -
         for skipped in ruleset.skipped:
             click.echo(f"nomos-forensics: note: {skipped['rule']} skipped: {skipped['reason']}", err=True)
         total = count_sessions(db, conn, filters)
-        progress = Progress(total, enabled=sys.stderr.isatty())
-        out = sys.stdout
-        if fmt == Format.JSON:
-            out.write('{"schema_version": 1, "cards": [')
-        try:
-            for card in stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager):
-                if fmt == Format.JSONL:
-                    out.write(card_json(card, indent=None) + "\n")
-                    out.flush()
-                elif fmt == Format.JSON:
-                    out.write(("," if summary.sessions else "") + "\n" + card_json(card, indent=None))
-                summary.add(card)
-                fail = fail or bool(card.errors) or fail_on_reached([card], selection.fail_on)
-                progress.step()
-        except ForensicsError as error:
-            progress.close()
-            if isinstance(error, ConnectionLost):
-                raise ConnectionLost(f"{error.message}; {summary.sessions} of {total} sessions were done") from None
-            raise
-        except KeyboardInterrupt:
-            progress.close()
-            out.flush()
-            click.echo(f"nomos-forensics: interrupted after {summary.sessions} of {total} sessions", err=True)
-            return int(ExitCode.INTERRUPTED)
-        progress.close()
+        if jobs == 1:
+            summary = Summary()
+            cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
+            lines = ((card_json(card, indent=None), failed) for card, failed in card_results(cards, summary, selection.fail_on))
+            code = _emit(lines, fmt, out, total)
+    if jobs > 1:
+        db.dispose()  # no connection may cross the fork
+        job = ScanJob(
+            settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
+            config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore),
+            fail_on=selection.fail_on,
+        )
+        code = _emit(parallel_scan(job, jobs), fmt, out, total)
+        summary = parallel_scan.summary
+    if code == ExitCode.INTERRUPTED:
+        return int(code)
     if fmt == Format.JSON:
         out.write('\n], "summary": ' + to_json(summary.to_json(), indent=None) + "}\n")
-    elif not streaming:
+    elif fmt in (Format.TABLE, Format.MARKDOWN):
         for heading, headers, rows in summary_tables(summary):
-            if not rows:
-                continue
-            echo(f"## {heading}" if fmt == Format.MARKDOWN else heading)
-            echo(table(rows, headers, fmt))
-            echo()
-    return int(ExitCode.FINDINGS if fail else ExitCode.OK)
+            if rows:
+                echo(f"## {heading}" if fmt == Format.MARKDOWN else heading)
+                echo(table(rows, headers, fmt))
+                echo()
+    return int(code)
+
+
+def _emit(lines, fmt: Format, out, total: int) -> ExitCode:
+    """Write card lines as they come (jsonl/json), drive the progress bar, map faults to exits."""
+    progress = Progress(total, enabled=sys.stderr.isatty())
+    done, failed_any = 0, False
+    if fmt == Format.JSON:
+        out.write('{"schema_version": 1, "cards": [')
+    try:
+        for line, failed in lines:
+            if fmt == Format.JSONL:
+                out.write(line + "\n")
+                out.flush()
+            elif fmt == Format.JSON:
+                out.write(("," if done else "") + "\n" + line)
+            done += 1
+            failed_any = failed_any or failed
+            progress.step()
+    except ConnectionLost as error:
+        progress.close()
+        raise ConnectionLost(f"{error.message}; {done} of {total} sessions were done") from None
+    except KeyboardInterrupt:
+        progress.close()
+        out.flush()
+        click.echo(f"nomos-forensics: interrupted after {done} of {total} sessions", err=True)
+        return ExitCode.INTERRUPTED
+    progress.close()
+    return ExitCode.FINDINGS if failed_any else ExitCode.OK
