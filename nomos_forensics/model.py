@@ -290,48 +290,49 @@ def fields_from_content(raw: Any) -> tuple[Fields, str, Any]:
     return Fields(text=_as_text(value)), shape, {"text": _as_text(value)}
 
 
+_TRUE_TEXT = frozenset({"true", "1", "yes"})
+_NO_CALLS: tuple[ToolCall, ...] = ()
+_UNNAMED = ToolCall(name=None)
+
+
 def message_from_row(row: Mapping[str, Any], *, keep_content: bool = False) -> Message:
-    """Build a Message from a row of session_messages.sql (slim columns, `content` when shipped)."""
-    content = row.get("content")
-    shipped = row.get("content_shipped")
-    if shipped:
-        fields, shape, normalised = fields_from_content(content)
+    """Build a Message from a row of session_messages.sql (slim columns, `content` when shipped).
+
+    This runs once per message on a million-row scan, so the slim path is kept tight.
+    """
+    role = row["role"]
+    role = role.strip().lower() if isinstance(role, str) else "unknown"
+    if row["content_shipped"]:
+        fields, shape, normalised = fields_from_content(row.get("content"))
+        return Message(
+            int(row["id"]), role, row["created_at"], fields.text, fields.tool_calls, fields.tool_results,
+            fields.tool_name, fields.is_error, fields.error, fields.finish_reason, row["disk_bytes"],
+            row["logical_bytes"], shape, normalised if keep_content else None,
+        )
+    count = row["call_count"]
+    if count:
+        names = [n.strip() for n in (row["call_names"] or ()) if isinstance(n, str) and n.strip()]
+        calls = tuple(ToolCall(name=n) for n in names)
+        if count > len(names):
+            calls += (_UNNAMED,) * (count - len(names))
     else:
-        names = [n for n in (row.get("call_names") or []) if isinstance(n, str) and n.strip()]
-        nameless = max(0, int(row.get("call_count") or 0) - len(names))
-        calls = tuple(ToolCall(name=n.strip()) for n in names) + (ToolCall(name=None),) * nameless
-        result_names = [n if isinstance(n, str) else None for n in (row.get("result_names") or [])]
-        result_count = max(int(row.get("result_count") or 0), len(result_names))
+        calls = _NO_CALLS
+    result_count = row["result_count"]
+    if result_count or row["result_names"]:
+        result_names = row["result_names"] or ()
         results = tuple(
             ToolResult(name=_as_name(result_names[i]) if i < len(result_names) else None)
-            for i in range(result_count)
+            for i in range(max(result_count, len(result_names)))
         )
-        fields = Fields(
-            text=row.get("text"),
-            tool_calls=calls,
-            tool_results=results,
-            tool_name=_as_name(row.get("tool_name")),
-            is_error=_as_bool(row.get("is_error")),
-            error=row.get("error") or None,
-            finish_reason=row.get("finish_reason"),
-        )
-        shape, normalised = "object", None
-    role = row.get("role")
+    else:
+        results = ()
+    is_error = row["is_error"]
+    tool_name = row["tool_name"]
     return Message(
-        id=int(row["id"]),
-        role=role.strip().lower() if isinstance(role, str) else "unknown",
-        created_at=row.get("created_at"),
-        text=fields.text,
-        tool_calls=fields.tool_calls,
-        tool_results=fields.tool_results,
-        tool_name=fields.tool_name,
-        is_error=fields.is_error,
-        error=fields.error,
-        finish_reason=fields.finish_reason,
-        disk_bytes=row.get("disk_bytes"),
-        logical_bytes=row.get("logical_bytes"),
-        shape=shape,
-        content=normalised if keep_content else None,
+        int(row["id"]), role, row["created_at"], row["text"], calls, results,
+        tool_name.strip() or None if tool_name else None,
+        is_error is not None and is_error.strip().lower() in _TRUE_TEXT,
+        row["error"] or None, row["finish_reason"], row["disk_bytes"], row["logical_bytes"], "object", None,
     )
 
 

@@ -5,9 +5,9 @@
 m.id,
        m.role,
        m.created_at,
-       (jsonb_typeof(c.v) IS DISTINCT FROM 'object'
-        OR jsonb_typeof(c.v -> 'tool_calls') = 'string'
-        OR CAST(:full_content AS boolean)) AS content_shipped,
+       coalesce(jsonb_typeof(c.v) IS DISTINCT FROM 'object'
+                OR jsonb_typeof(c.v -> 'tool_calls') = 'string'
+                OR CAST(:full_content AS boolean), false) AS content_shipped,
        CASE WHEN jsonb_typeof(c.v) IS DISTINCT FROM 'object'
                  OR jsonb_typeof(c.v -> 'tool_calls') = 'string'
                  OR CAST(:full_content AS boolean)
