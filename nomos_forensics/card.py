@@ -6,11 +6,13 @@ The outcome decision is documented in the README ("How the outcome is decided").
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .model import Session, excerpt
+from .model import Message, Session, excerpt
 from .rule import Finding, Severity
 
 SCHEMA_VERSION = 1
@@ -144,33 +146,130 @@ def objective_of(session: Session) -> str:
 
 
 def decide_outcome(session: Session, findings: list[Finding]) -> str:
-    """achieved / failed / partial / unknown, from completion signals, the ending and findings.
+    """achieved / failed / partial / unknown, from the transcript's ending, status and findings.
 
-    1. No user message, or no assistant message at all: unknown.
-    2. failed: status `failed`, or a blocker finding has evidence in the last turn (a refusal,
-       an empty final reply, a blocked action that ended the session), or the last message is
-       an assistant error card.
-    3. completed = a `complete_task` call or status `completed`; answered = the last message is
-       an assistant reply with text. Neither (the transcript ends on a tool result or a user
-       message): partial (unfinished), or unknown when nothing happened at all.
-    4. completed or answered, with any blocker or friction finding: partial.
-    5. completed or answered, with only cosmetic findings or none: achieved.
+    The *ending* is the last user, assistant or tool message (system messages are ignored).
+    *Completed* means a `complete_task` call whose stored result is not an error, or status
+    `completed`. The first of these that applies decides:
+
+    1. unknown: no user message, or no assistant message (nothing to judge).
+    2. unknown: status `active` and the last message is under 10 minutes old (still running).
+    3. failed: status `failed`; or the ending is an assistant error card or a blank assistant
+       reply (empty final reply); or a blocker finding (refusal, empty reply, blocked action,
+       ...) has evidence in the last turn after which the agent did no more work in that turn
+       (no tool call other than `complete_task`: marking a refused task complete is no rescue).
+    4. partial: the ending is unfinished: a tool result or a tool call nobody answered (unless
+       that last round called `complete_task`), or a user message without a reply (a bare
+       thank-you after a finished answer excepted); or status `cancelled` and not completed.
+    5. partial: any finding of severity friction or blocker (done, but with friction, or a
+       blocker the agent got past).
+    6. achieved: completed.
+    7. unknown: the final reply is a short question (under 300 characters, ending in "?") in a
+       turn where the agent called no tool: it is waiting on the user.
+    8. achieved: the final reply answers with text.
+
+    Cosmetic findings never change the outcome.
     """
     if not session.by_role("user") or not session.by_role("assistant"):
         return Outcome.UNKNOWN
-    last_turn = session.turns[-1].number if session.turns else 0
+    conversation = [m for m in session.messages if m.role in ("user", "assistant", "tool")]
+    last = conversation[-1]
     status = (session.info.status or "").strip().lower()
-    last = session.messages[-1]
+    if status == "active" and _recent(last.created_at):
+        return Outcome.UNKNOWN
+    ending = _ending(conversation)
+    last_turn = [m for m in conversation if m.turn == last.turn]
+    last_turn_calls = {c.name for m in last_turn for c in m.tool_calls}
     ended_by_blocker = any(
-        f.severity == Severity.BLOCKER and any(e.turn == last_turn for e in f.evidence)
-        for f in findings
+        _unrecovered(e.message_id, last_turn)
+        for f in findings if f.severity == Severity.BLOCKER
+        for e in f.evidence if e.turn == last.turn
     )
-    if status == "failed" or ended_by_blocker or (last.role == "assistant" and last.error):
+    if status == "failed" or ending in ("error", "blank") or ended_by_blocker:
         return Outcome.FAILED
-    completed = status == "completed" or session.called(*COMPLETION_TOOLS)
-    answered = last.role == "assistant" and last.has_text and not last.tool_calls
-    if not (completed or answered):
+    completed = status == "completed" or _completed_by_call(session)
+    if ending == "unfinished" or (status == "cancelled" and not completed):
         return Outcome.PARTIAL
     if any(f.severity >= Severity.FRICTION for f in findings):
         return Outcome.PARTIAL
+    if completed:
+        return Outcome.ACHIEVED
+    text = (last.text or "").strip()
+    if ending == "answered" and text.endswith(("?", "\uff1f")) and len(text) < 300 and not last_turn_calls:
+        return Outcome.UNKNOWN
     return Outcome.ACHIEVED
+
+
+_THANKS = re.compile(
+    r"thank|thx|\bty\b|cheers|danke|merci|gracias|obrigad|grazie|dank je|спасибо|благодар|dzięk|teşekkür"
+    r"|谢|ありがと|감사|고마",
+    re.IGNORECASE,
+)
+_CLOSING_WORDS = frozenset(
+    "thanks thank you so much very a lot many great ok okay perfect cool nice awesome cheers again"
+    " danke schön sehr merci beaucoup gracias muchas obrigado obrigada grazie mille спасибо большое".split()
+)
+IN_FLIGHT = timedelta(minutes=10)
+
+
+def _bare_thanks(text: str | None) -> bool:
+    """A thank-you with nothing else to do in it ("thanks!", "great, thank you so much")."""
+    if not text or not _THANKS.search(text):
+        return False
+    words = re.findall(r"\w+", text.lower())
+    return len(text) <= 12 or all(w in _CLOSING_WORDS for w in words)
+
+
+def _ending(conversation: list[Message]) -> str:
+    """answered, completed, error, blank or unfinished: how the conversation stops."""
+    last = conversation[-1]
+    if last.role == "user":
+        before = conversation[:-1]
+        if _bare_thanks(last.text) and before and _ending(before) in ("answered", "completed"):
+            return "answered"
+        return "unfinished"
+    if last.role == "assistant" and last.error:
+        return "error"
+    if last.role == "assistant" and last.has_text and not last.tool_calls:
+        return "answered"
+    if last.role == "assistant" and not last.tool_calls and not last.tool_results:
+        return "blank"
+    for message in reversed(conversation):  # the last tool-call round: did it complete the task?
+        if message.tool_calls:
+            done = any(c.name in COMPLETION_TOOLS for c in message.tool_calls)
+            return "completed" if done else "unfinished"
+    return "unfinished"
+
+
+def _unrecovered(message_id: int | None, turn: list[Message]) -> bool:
+    """No work (a tool call other than complete_task) follows the blocker's message in its turn."""
+    ids = [m.id for m in turn]
+    after = turn[ids.index(message_id) + 1:] if message_id in ids else []
+    return not any(c.name not in COMPLETION_TOOLS for m in after for c in m.tool_calls)
+
+
+def _completed_by_call(session: Session) -> bool:
+    """A complete_task call whose first stored result after it is not an error."""
+    pending = False
+    for message in session.messages:
+        if any(c.name in COMPLETION_TOOLS for c in message.tool_calls):
+            pending = True
+            continue
+        if not pending:
+            continue
+        results = [(message.tool_name, message.is_error)] if message.role == "tool" else [
+            (r.name, r.is_error) for r in message.tool_results
+        ]
+        for name, is_error in results:
+            if name in COMPLETION_TOOLS:
+                if not is_error:
+                    return True
+                pending = False
+    return pending
+
+
+def _recent(moment: datetime | None) -> bool:
+    if moment is None:
+        return False
+    now = datetime.now(timezone.utc) if moment.tzinfo else datetime.now()
+    return abs(now - moment) < IN_FLIGHT

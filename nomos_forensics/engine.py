@@ -52,7 +52,8 @@ class RuleSet:
 
     @property
     def needs(self) -> set[Need]:
-        return {need for a in self.active for need in a.rule.needs}
+        """What to load: every rule's needs, plus its wants (loaded only where the schema allows)."""
+        return {need for a in self.active for need in (*a.rule.needs, *a.rule.wants)}
 
     @property
     def logical_floor(self) -> int:

@@ -306,8 +306,8 @@ def message_from_row(row: Mapping[str, Any], *, keep_content: bool = False) -> M
         fields, shape, normalised = fields_from_content(row.get("content"))
         return Message(
             int(row["id"]), role, row["created_at"], fields.text, fields.tool_calls, fields.tool_results,
-            fields.tool_name, fields.is_error, fields.error, fields.finish_reason, row["disk_bytes"],
-            row["logical_bytes"], shape, normalised if keep_content else None,
+            fields.tool_name, fields.is_error, fields.error, fields.finish_reason, row.get("disk_bytes"),
+            row.get("logical_bytes"), shape, normalised if keep_content else None,
         )
     count = row["call_count"]
     if count:

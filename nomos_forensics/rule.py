@@ -118,6 +118,8 @@ class Rule:
     severity: ClassVar[Severity | str] = Severity.FRICTION
     config: ClassVar[Mapping[str, Any]] = {}  # accepted keys with their defaults
     needs: ClassVar[frozenset[Need]] = frozenset({Need.MESSAGES})
+    # data used when the database has it; the rule still runs (and is not skipped) without it
+    wants: ClassVar[frozenset[Need]] = frozenset()
     # table -> columns this rule reads; when unmet, the rule is skipped with a reason
     requires: ClassVar[Mapping[str, Iterable[str]]] = {}
 

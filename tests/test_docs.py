@@ -63,3 +63,13 @@ def test_readme_documents_every_command_and_exit_code():
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 130 |"):
         assert code in readme
     assert "nomos-forensics demo" in readme
+
+
+def test_readme_outcome_rule_is_the_code_docstring():
+    import inspect
+
+    from nomos_forensics.card import decide_outcome
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- outcome-rule -->")[1].split("<!-- /outcome-rule -->")[0].strip()
+    assert block == inspect.cleandoc(decide_outcome.__doc__).split("\n", 1)[1].strip()
