@@ -263,6 +263,27 @@ PUSHBACK = (
 _NUDGES = [re.compile(p) for p in NUDGES]
 _RETRY = [re.compile(p) for p in RETRY]
 _PUSHBACK = [re.compile(p) for p in PUSHBACK]
+_CORRECTIONS_BY_LANGUAGE: dict[str, list[tuple[str, re.Pattern]]] = {}
+for _lang, _pattern in _CORRECTIONS:
+    _CORRECTIONS_BY_LANGUAGE.setdefault(_lang, []).append((_lang, _pattern))
+# English words that are not words of the other languages the patterns cover
+_ENGLISH_FUNCTION_WORDS = frozenset(
+    "the and is are you your that this with have has it's i'm i've can't don't doesn't didn't won't "
+    "isn't what which would should could there their they from not but if just please can it "
+    "were been how why when where who".split()
+)
+_WORDS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+
+
+def _correction_patterns(text: str) -> list[tuple[str, re.Pattern]]:
+    """Only the English patterns for text whose function words are clearly English (most
+    messages): trying ~200 patterns of 13 languages on every message dominates scan time."""
+    if text.isascii():
+        words = _WORDS.findall(text)
+        hits = sum(1 for w in words if w in _ENGLISH_FUNCTION_WORDS)
+        if hits >= 2 and hits >= 0.25 * len(words):
+            return _CORRECTIONS_BY_LANGUAGE["en"]
+    return _CORRECTIONS
 
 # A bare "no" opens a correction, unless it answers the assistant's question or closes politely.
 _LEADING_NO = re.compile(r"^(?:no+|nope|nah|nein|non|não|nee|нет|nie|hayır|不|いいえ|아니(?:요|야)?)(?:[\s,.!。，！]|$)")
@@ -455,7 +476,7 @@ class UserFrustration(Rule):
     @staticmethod
     def _correction(text: str, assistant_text: str | None) -> str | None:
         """Why `text` (normalised) corrects, rebukes or nudges the agent, or None."""
-        for lang, pattern in _CORRECTIONS:
+        for lang, pattern in _correction_patterns(text):
             match = pattern.search(text)
             if match:
                 return f"correction ({lang}: \u201c{match.group(0).strip()}\u201d)"
@@ -466,6 +487,11 @@ class UserFrustration(Rule):
             match = pattern.search(text)
             if match and not _CONDITIONAL.search(_sentence_before(text, match.start())):
                 return f"retry request (\u201c{match.group(0).strip()}\u201d)"
+        return UserFrustration._weak_signal(text, assistant_text)
+
+    @staticmethod
+    def _weak_signal(text: str, assistant_text: str | None) -> str | None:
+        """Signals that depend on what the assistant said just before."""
         refused = assistant_text is not None and REFUSAL.search(normalise(assistant_text)[-600:])
         if refused and any(p.search(text) for p in _PUSHBACK):
             return "pushback on a refusal"
