@@ -23,8 +23,8 @@ UUID_RE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9
 PREFIX_RE = re.compile(r"^[0-9a-f]{4,}(-[0-9a-f]*)*$", re.I)
 MIN_PREFIX = 4
 MAX_CANDIDATES = 10
-# logical_bytes is computed only when pg_column_size reaches this (see oversized-message docs)
-DEFAULT_LOGICAL_FLOOR = 6 * 1024
+# logical_bytes is computed in SQL only for messages whose uncompressed jsonb size reaches a
+# floor the rules ask for (Rule.logical_size_floor); NEVER when no rule needs it
 NEVER = 2**31 - 1
 
 # lifecycle data: which tables each Need reads
@@ -57,7 +57,7 @@ class RuleSet:
 
     @property
     def logical_floor(self) -> int:
-        """On-disk size from which SQL computes a message's exact logical size (see rule hooks)."""
+        """Uncompressed jsonb size from which SQL computes a message's exact logical size."""
         floors = [f for a in self.active if (f := a.rule.logical_size_floor()) is not None]
         return min(floors) if floors else NEVER
 
@@ -172,7 +172,7 @@ def load_session(
     *,
     needs: Iterable[Need],
     schema: SchemaReport | None = None,
-    logical_floor: int = DEFAULT_LOGICAL_FLOOR,
+    logical_floor: int = NEVER,
 ) -> Session:
     needs = set(needs)
     rows = db.query(conn, "session_row", {"session_id": session_id}, purpose="reading the session")

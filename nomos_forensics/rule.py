@@ -153,7 +153,8 @@ class Rule:
 
     # ----------------------------------------------------------------- behaviour
     def logical_size_floor(self) -> int | None:
-        """On-disk bytes from which this rule needs a message's exact logical size (None: never)."""
+        """Uncompressed jsonb bytes from which this rule needs a message's exact logical size
+        (`Message.logical_bytes`); None: never. The engine computes it in SQL for those rows."""
         return None
 
     def check(self, session: "Session", ctx: "RuleContext") -> Iterator[Finding]:

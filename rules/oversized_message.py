@@ -13,27 +13,27 @@ class OversizedMessage(Rule):
 
     Detects: a message whose logical size, the byte length of its JSON content as text
     (`octet_length(content::text)`), exceeds `max_kb` KiB (default 50 = 51,200 bytes). Both the
-    logical and the on-disk size (`pg_column_size`, after TOAST compression) are reported. To
-    stay fast, the logical size is computed in SQL only for messages whose on-disk size is at
-    least max_kb / assumed_max_compression (default 8); a message compressing better than 8x
-    is compared by its on-disk size only.
+    logical and the on-disk size (`pg_column_size`, after TOAST compression) are reported. The
+    logical size is computed in SQL for every message whose uncompressed jsonb size is at
+    least half the limit (JSON text is never less than half its jsonb size), so the check is
+    exact however well a value compresses, and cheap for the small messages that are most.
     Root cause: raw tool results are persisted verbatim.
     Fix: truncate tool outputs before persisting them in `store.go` (keep head and tail, store the full blob elsewhere).
 
-    Config: max_kb (KiB, default 50), assumed_max_compression (default 8).
+    Config: max_kb (KiB, default 50).
     """
 
     code = "NF006"
     name = "oversized-message"
     severity = Severity.COSMETIC
-    config = {"max_kb": 50, "assumed_max_compression": 8}
+    config = {"max_kb": 50}
 
     @property
     def limit_bytes(self) -> int:
         return int(float(self.options["max_kb"]) * 1024)
 
     def logical_size_floor(self) -> int:
-        return max(1, int(self.limit_bytes / max(1.0, float(self.options["assumed_max_compression"]))))
+        return max(1, self.limit_bytes // 2)
 
     def check(self, session, ctx) -> Iterator[Finding]:
         limit = self.limit_bytes

@@ -142,3 +142,12 @@ def test_fanout_threshold_is_configurable(dsn):
     sid = insert_case(dsn, FANOUT_CASES[1])
     card = review_case(dsn, sid, select=["tool-fanout"], options={"tool-fanout": {"max_calls": 20}})
     assert findings_by_rule(card) == {"tool-fanout": 1}
+
+
+def test_oversized_is_exact_for_values_that_compress_extremely_well(dsn):
+    sid = insert_case(dsn, {"name": "oversized/repetitive", "messages": [
+        {"user": "x"}, {"tool": {"name": "run", "output": "y" * 90_000}}, {"assistant": "done"}]})
+    card = review_case(dsn, sid, select=["oversized-message"])
+    (finding,) = card.findings
+    big = finding.data["messages"][0]
+    assert big["logical_bytes"] > 90_000 and big["disk_bytes"] < 5_000

@@ -1,6 +1,7 @@
 -- Fragment: the slim message projection shared by session_messages and scan_messages.
 -- `content` is shipped whole only when a rule needs it (:full_content) or when the row is not
--- a plain object; logical_bytes only from :logical_floor on-disk bytes (it re-serialises).
+-- a plain object. logical_bytes (the JSON as text) is exact for every message whose
+-- uncompressed jsonb size (pg_column_size of the detoasted value, free) reaches :logical_floor.
 -- Needs the message_source fragment as its FROM clause.
 m.id,
        m.role,
@@ -30,6 +31,6 @@ m.id,
        c.v ->> 'error' AS error,
        c.v ->> 'finish_reason' AS finish_reason,
        pg_column_size(m.content) AS disk_bytes,
-       CASE WHEN pg_column_size(m.content) >= CAST(:logical_floor AS integer)
+       CASE WHEN pg_column_size(c.v) >= CAST(:logical_floor AS integer)
             THEN octet_length(CASE WHEN jsonb_typeof(c.v) = 'object' THEN c.v ELSE m.content::jsonb END::text)
        END AS logical_bytes
