@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
-import subprocess
 import uuid
 from datetime import datetime, timedelta, timezone
 
@@ -17,6 +15,8 @@ import nomos_forensics.commands  # noqa: F401  (registers the commands on `cli`)
 from nomos_forensics import sizes as sizes_mod
 from nomos_forensics.cli import run
 from nomos_forensics.testing import insert_case
+
+from .helpers import script
 
 LIMIT = 50 * 1024
 SOURCES = {"catalog", "estimate", "sample", "exact"}
@@ -502,9 +502,7 @@ def test_text_formats(sized_dsn, capsys, tmp_path, monkeypatch, fmt):
         assert "session 1" not in out or "\\|" in out  # pipes in titles are escaped
 
 
-@pytest.mark.skipif(shutil.which("nomos-forensics") is None, reason="console script not on PATH")
 def test_installed_script(sized_dsn, tmp_path):
-    done = subprocess.run(["nomos-forensics", "sizes", "--dsn", sized_dsn, "--format", "json"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    done = script("sizes", "--dsn", sized_dsn, "--format", "json", cwd=tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["schema_version"] == 1
