@@ -7,6 +7,7 @@ whatever the row holds, the result is a Message with possibly empty fields and a
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -134,6 +135,22 @@ class Session:
     def called(self, *names: str) -> bool:
         wanted = set(names)
         return any(call.name in wanted for call in self.tool_calls)
+
+    @cached_property
+    def _timeline(self) -> tuple[list[datetime], list[int]]:
+        stamped = [m for m in self.messages if m.created_at is not None]
+        return [m.created_at for m in stamped], [m.turn for m in stamped]
+
+    def turn_at(self, moment: datetime | None) -> int | None:
+        """The turn in progress at `moment`: that of the last message created at or before it."""
+        if moment is None:
+            return None
+        stamps, turns = self._timeline
+        try:
+            index = bisect.bisect_right(stamps, moment)
+        except TypeError:  # naive vs aware timestamps
+            return None
+        return turns[index - 1] if index else None
 
     @property
     def turns_with_tool_calls(self) -> int:

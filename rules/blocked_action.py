@@ -43,14 +43,15 @@ class BlockedAction(Rule):
 
     def check(self, session: Session, ctx) -> Iterator[Finding]:
         rows = [r for r in session.extras.get("audit_log") or [] if isinstance(r, Mapping)]
+        keyed = [(row, _key(row)) for row in rows]
         groups: dict[tuple, list[Mapping[str, Any]]] = {}
-        for row in rows:
-            if _lower(row.get("outcome")) in STOPPED:
-                groups.setdefault(_key(row), []).append(row)
+        for row, key in keyed:
+            if key[0] in STOPPED:
+                groups.setdefault(key, []).append(row)
         for key, members in groups.items():
             outcome, action, target, risk, command, reason = key
             first = members[0]
-            resolved = _resolved_later(rows, first, key)
+            resolved = _resolved_later(keyed, first, key)
             where = f"{action or '(unknown action)'}" + (f" on {target}" if target else "")
             risk_part = f" ({risk})" if risk else ""
             actor = _text(first.get("actor"))
@@ -86,19 +87,18 @@ def _key(row: Mapping[str, Any]) -> tuple:
     )
 
 
-def _resolved_later(rows: list[Mapping[str, Any]], first: Mapping[str, Any], key: tuple) -> str | None:
+def _resolved_later(keyed: list[tuple[Mapping[str, Any], tuple]], first: Mapping[str, Any], key: tuple) -> str | None:
     """The outcome of a later row that let the same action (target, command) through, if any."""
     _, action, target, _, command, _ = key
     seen = False
-    for row in rows:
+    for row, later in keyed:
         if row is first:
             seen = True
             continue
-        if not seen or _lower(row.get("outcome")) not in LET_THROUGH:
+        if not seen or later[0] not in LET_THROUGH:
             continue
-        later = _key(row)
         if later[1] == action and later[2] == target and (not command or not later[4] or later[4] == command):
-            return _lower(row.get("outcome"))
+            return later[0]
     return None
 
 
@@ -150,12 +150,8 @@ def _not_after(stamp: datetime, moment: datetime) -> bool:
 
 
 def _turn_at(session: Session, value: Any) -> int | None:
-    """The turn in progress at an ISO timestamp: that of the last message created at or before it."""
-    moment = _parse(value)
-    if moment is None:
-        return None
-    return max((m.turn for m in session.messages if m.created_at and _not_after(m.created_at, moment)),
-               default=None)
+    """The turn in progress at an ISO timestamp."""
+    return session.turn_at(_parse(value))
 
 
 def _lower(value: Any) -> str:

@@ -125,10 +125,9 @@ def _executions(session: Session, ctx) -> list[Mapping[str, Any]]:
 
 
 def _turn_at(session: Session, value: Any) -> int | None:
-    """The turn in progress at an ISO timestamp: that of the last message created at or before it."""
+    """The turn in progress at an ISO timestamp."""
     try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        return max((m.turn for m in session.messages if m.created_at and m.created_at <= moment), default=None)
+        return session.turn_at(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
     except (AttributeError, TypeError, ValueError):
         return None
 
