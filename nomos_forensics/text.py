@@ -8,8 +8,18 @@ import unicodedata
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？])|\n+")
 _SPACES = re.compile(r"\s+")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "“": '"', "”": '"', "´": "'"})
-_CODE_BLOCK = re.compile(r"```.*?(```|$)", re.S)
+_CODE_BLOCK = re.compile(r"```.*?(```|$)|~~~.*?(~~~|$)", re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
 _QUOTED_LINE = re.compile(r"^\s*>.*$", re.M)
+_CONTRACTIONS = {
+    "i am": "i'm", "im": "i'm", "we are": "we're", "can not": "can't", "cannot": "can't",
+    "cant": "can't", "do not": "don't", "dont": "don't", "does not": "doesn't", "doesnt": "doesn't",
+    "did not": "didn't", "didnt": "didn't", "will not": "won't", "is not": "isn't", "isnt": "isn't",
+    "are not": "aren't", "arent": "aren't", "have not": "haven't", "havent": "haven't",
+    "was not": "wasn't", "wasnt": "wasn't", "it is": "it's", "that is": "that's",
+    "there is": "there's", "could not": "couldn't", "couldnt": "couldn't",
+}
+_CONTRACTION = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, _CONTRACTIONS), key=len, reverse=True)) + r")\b")
 
 
 def normalise(text: str) -> str:
@@ -17,12 +27,34 @@ def normalise(text: str) -> str:
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES)).strip()
 
 
+def canonical(sentence: str) -> str:
+    """Lower case with contractions spelled one way ("I am unable" -> "i'm unable", "cannot" ->
+    "can't", "dont" -> "don't"): what English phrase patterns are written against."""
+    return _CONTRACTION.sub(lambda m: _CONTRACTIONS[m.group()], sentence.lower())
+
+
 def without_code(text: str) -> str:
-    """Drop fenced code blocks and quoted lines (tool output the agent pasted back)."""
-    return _QUOTED_LINE.sub(" ", _CODE_BLOCK.sub(" ", text))
+    """Drop fenced code blocks, inline code and quoted lines (output the agent pasted back)."""
+    if "```" in text or "~~~" in text:
+        text = _CODE_BLOCK.sub(" ", text)
+    if "`" in text:
+        text = _INLINE_CODE.sub(" ", text)
+    if ">" in text:
+        text = _QUOTED_LINE.sub(" ", text)
+    return text
+
+
+_LEAD = re.compile(r"^(?:[-*+•#>]+\s*|\d+[.)]\s+|\*\*|__|\s)+")
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences of prose (code blocks and quoted lines removed), normalised."""
+    """Sentences of prose (code blocks and quoted lines removed), normalised, without leading
+    list markers or emphasis ("- **No** local knowledge" -> "No** local knowledge")."""
     parts = _SENTENCE_END.split(without_code(text))
-    return [s for s in (normalise(p) for p in parts if p) if s]
+    out = []
+    for part in parts:
+        if part:
+            sentence = normalise(_LEAD.sub("", part)).replace("**", "").replace("__", "")
+            if sentence:
+                out.append(sentence)
+    return out

@@ -6,81 +6,231 @@ import re
 from collections.abc import Iterator
 
 from nomos_forensics import Finding, Rule, Severity, hookimpl
-from nomos_forensics.text import normalise, sentences
+from nomos_forensics.text import canonical, normalise, sentences
 
-_VERB = (
-    r"(?:run|re-?run|execute|exec|perform|access|ssh|connect|reach|log\s*in(?:to)?|login|"
-    r"restart|start|stop|reboot|reload|install|uninstall|modify|change|edit|write|delete|remove|"
-    r"create|deploy|carry\s+out|invoke|call|use|interact|control|manage|touch|make\s+(?:any\s+)?changes|"
-    r"apply|do\s+(?:that|this|it|so)|help\s+(?:you\s+)?with\s+(?:that|this|it)|assist\s+(?:you\s+)?with\s+(?:that|this|it)|"
-    r"check|query|fetch|retrieve|open|read|mount|kill|update|upgrade|configure|provision|"
-    r"spin\s+up|shut\s*down|trigger|issue|send|operate|administer|get\s+into|enter|inspect)\b"
+
+def _verbs(*words: str) -> str:
+    """An alternation of action verbs with their -s/-ing/-ed forms (for "incapable of executing")."""
+    forms = set()
+    for word in words:
+        forms.add(word)
+        if " " in word:
+            continue
+        stem = word[:-1] if word.endswith("e") and not word.endswith("ee") else word
+        if re.fullmatch(r"(?:run|stop|ssh|shut|set|get)", word):
+            stem = word + word[-1]
+        forms.update({stem + "ing", word + "s", word + "es", stem + "ed"})
+    return "(?:" + "|".join(sorted(forms, key=len, reverse=True)) + r")\b"
+
+
+# Acting on a system. Not: find, see, tell, confirm, guarantee, promise, recommend, stress, wait,
+# say, think, rule out, reproduce, determine, explain — "I can't find X" is a result, not a claim.
+_ACTION = _verbs(
+    "run", "rerun", "re-run", "execute", "exec", "perform", "access", "ssh", "connect", "reach",
+    "log in", "log into", "login", "sign in", "restart", "start", "stop", "reboot", "reload",
+    "install", "uninstall", "modify", "change", "edit", "write", "delete", "remove", "create",
+    "deploy", "carry out", "invoke", "call", "use", "interact", "control", "manage", "touch",
+    "apply", "check", "query", "fetch", "retrieve", "open", "read", "mount", "unmount", "kill",
+    "update", "upgrade", "configure", "provision", "spin up", "shut down", "trigger", "issue",
+    "send", "operate", "administer", "get into", "enter", "inspect", "renew", "patch", "clear",
+    "clean", "wipe", "purge", "rotate", "resize", "scale", "migrate", "back up", "restore",
+    "schedule", "enable", "disable", "fix", "repair", "launch", "terminate", "test", "browse",
+    "list", "view", "monitor", "make changes", "make any changes", "push", "pull", "copy", "move",
+    "upload", "download", "set up", "take", "interface",
+) + r"|do (?:that|this|it|so|anything|any of (?:that|this|these|those))\b|help (?:you )?with (?:that|this|it|your)\b" \
+    r"|assist (?:you )?with (?:that|this|it|your)\b|help (?:you )?(?:here|there)\b|help\s*$|assist\s*$|do\s*$"
+# Words that may stand between the inability and the verb ("I can't directly run …").
+_FILLER = (
+    r"(?:\s+(?:directly|actually|really|currently|physically|personally|myself|remotely|simply|just|"
+    r"also|even|still|yet|safely|reliably|manually|interactively|technically|literally|possibly|"
+    r"from here|for you|on your behalf|by myself|on my own|go ahead and|help you|be used to|"
+    r"execute or|run or|access or|access and|and|or|any|the))*"
 )
-_OBJECT_NOUN = r"(?:ability|capability|capabilities|access|permission|permissions|means|way|tools?|option|privileges|rights|function|functionality|shell|terminal|console|ssh)"
-_FIRST_PERSON = (
-    r"\b(?:i|we)\s*(?:"
-    r"can't|cannot|cant|can\s+not|can\s+no\s+longer|am\s+unable\s+to|'m\s+unable\s+to|are\s+unable\s+to|"
-    r"am\s+not\s+able\s+to|'m\s+not\s+able\s+to|am\s+not\s+in\s+a\s+position\s+to|'m\s+not\s+in\s+a\s+position\s+to|"
-    r"(?:am|'m|are|'re)\s+not\s+(?:allowed|permitted|authori[sz]ed|equipped|set\s+up|configured|capable\s+of|able)\s*(?:to)?|"
-    r"won't\s+be\s+able\s+to|will\s+not\s+be\s+able\s+to|(?:am|'m)\s+incapable\s+of|"
-    r"(?:do\s+not|don't|dont)\s+(?:currently\s+|actually\s+)?(?:have|possess)\s+(?:the\s+|a\s+|an\s+|any\s+|direct\s+|shell\s+)*" + _OBJECT_NOUN + r"|"
-    r"have\s+no\s+(?:direct\s+|shell\s+)?" + _OBJECT_NOUN + r"|"
-    r"lack\s+(?:the\s+|any\s+)?" + _OBJECT_NOUN +
-    r")"
+_SUBJECT = r"(?<![\w'-])(?:i|we)"
+_ADVERBS = r"(?:\s+(?:still|currently|actually|really|unfortunately|simply|just|also|now|honestly|sadly|presently|really|truly|right now|at the moment|at this time|at present|personally|myself|do|genuinely))*"
+# "can't", "'m unable to", "won't be able to", "'m not allowed to", "'m incapable of" …
+_INABLE = (
+    r"(?:\s*can't|\s+can no longer|\s+won't be able to|'ll not be able to|\s+will never be able to|"
+    r"(?:'m|'re)(?:\s+(?:currently|still|presently|now|also|simply|just|really|actually|afraid|sadly))*\s+(?:not\s+(?:currently\s+|really\s+|actually\s+|presently\s+|yet\s+|always\s+)?|no\s+longer\s+)?(?:un)?able\s+to|"
+    r"(?:'m|'re)\s+not\s+(?:allowed|permitted|authori[sz]ed|equipped|set\s+up|configured|designed|built|"
+    r"meant|supposed|in\s+a\s+position|capable\s+enough)\s+to|"
+    r"(?:'m|'re)\s+(?:not\s+capable\s+of|incapable\s+of|restricted\s+from|prevented\s+from|blocked\s+from|"
+    r"prohibited\s+from|forbidden\s+from|barred\s+from|not\s+able\s+to))"
 )
-_SUBJECTLESS = r"^(?:unfortunately|sorry|apologies|i'm sorry|i am sorry)[, ]+(?:but\s+)?(?:unable|not\s+able|cannot|can't)\s+to?\s*"
-_ACCESS_OBJECT = r"(?:access|permission|permissions|privileges|rights)\s+(?:to|on|into|for)\b"
+# The have-forms: "don't have the ability/access", "have no way", "lack the permissions" …
+_CAPABILITY_NOUN = (
+    r"(?:ability|abilities|capability|capabilities|access|permission|permissions|privilege|privileges|"
+    r"rights|means|way|ways|tool|tools|toolset|option|shell|terminal|console|connectivity|connection|"
+    r"control|authority|clearance|interface|function|functionality|integration|sudo|root|ssh|"
+    r"network|mechanism|method|capacity|power|action|actions|login|account|tooling|toolkit|facility|facilities|"
+    r"resources|credentials|visibility)\b"
+)
+_MODIFIERS = r"(?:\s+(?:that|this|those|these|such))?(?:\s+(?!about\b|with\b|for\b|on\b|to\b|but\b|and\b|of\b|in\b|if\b|that\b|because\b)[\w'-]+){0,3}?"
+_HAVE_NOT = (
+    r"(?:\s+(?:don't|doesn't)\s+(?:currently\s+|actually\s+|really\s+|yet\s+)?(?:have|possess|get)|"
+    r"'ve\s+(?:no|not\s+got|got\s+no)|\s+(?:have|possess|got)\s+no|\s+haven't\s+got|\s+no\s+longer\s+have|"
+    r"\s+(?:lack|am\s+lacking|'m\s+lacking)|'ve\s+not\s+been\s+(?:given|granted)|\s+(?:haven't|were\s+never|was\s+never)\s+been\s+(?:given|granted))"
+)
+# First-person claims share their subject: one prefix, then the alternatives.
 _NEGATION = re.compile(
-    rf"{_FIRST_PERSON}(?P<gap>(?:\W+\w+){{0,5}}?)\W+{_VERB}"
-    rf"|\b(?:i|we)\s*(?:do\s+not|don't|have\s+no)\s+(?:currently\s+)?(?:have\s+)?(?:any\s+|direct\s+|shell\s+)*{_ACCESS_OBJECT}"
-    rf"|\b(?:i|we)\s*(?:do\s+not\s+have|don't\s+have|have\s+no)\s+(?:a\s+|any\s+)?(?:shell|terminal|ssh|console)\b"
-    rf"|{_SUBJECTLESS}{_VERB}",
-    re.I,
+    rf"{_SUBJECT}(?:"
+    rf"{_ADVERBS}{_INABLE}{_FILLER}\s+(?:{_ACTION})"
+    rf"|{_ADVERBS}{_INABLE}{_FILLER}\s+(?:get|obtain|have|gain|acquire|open|spawn|establish)\s+(?:a\s+|an\s+|any\s+|the\s+)?(?:\w+\s+)?{_CAPABILITY_NOUN}"
+    # elliptical: "I can't, sorry." "Unfortunately I'm unable to."
+    rf"|{_ADVERBS}(?:\s*can't|(?:'m|'re)\s+(?:not\s+able|unable)(?:\s+to)?)\s*(?:[,.!;]|$)"
+    # "I can only suggest commands", "I'm only able to advise"
+    rf"|(?:\s+can\s+only|(?:'m|'re)\s+only\s+(?:able|allowed|permitted)\s+to|(?:'m|'re)\s+limited\s+to)\s+(?:suggest|advise|explain|describe|recommend|provide|give|guide|walk|offer|tell|answer|draft|share|show\s+you|help\s+you\s+(?:write|plan|understand)|read|view|list)\w*"
+    # "I'd need shell access to do that"
+    rf"|(?:'d|\s+would)\s+need\s+(?:\w+\s+){{0,2}}?(?:access|permissions?|privileges|credentials|a\s+shell|shell|root|sudo)\b"
+    rf"|{_ADVERBS}{_HAVE_NOT}{_MODIFIERS}\s+{_CAPABILITY_NOUN}"
+    rf"|(?:'m|'re)\s+(?:not|no\s+longer)\s+(?:connected|logged\s+in|authenticated)\s+to\b"
+    rf"|(?:'m|'re)\s+not\s+(?:equipped|provided|set\s+up|configured)\s+with\b"
+    # "I'm an AI model with no access to your servers"
+    rf"|(?:'m|'re)\b[^.;]{{0,50}}?\b(?:with\s+no\s+|without\s+(?:any\s+)?)(?:direct\s+|shell\s+|network\s+)?(?:access|ability|way|permissions?|shell|means|capability)\b"
+    rf"|(?:'m|'re)\s+(?:running\s+)?(?:in\s+a\s+)?(?:sandbox(?:ed)?|isolated|air-gapped)\b"
+    rf"|(?:'m|'re|\s+am|\s+are)\s+(?:only\s+)?limited\s+to\s+(?:read|read-only|viewing|listing|suggest|advice|advis|text|giving|providing|answering|explain)"
+    rf"|(?:\s+only\s+have|'ve\s+only|\s+have\s+only)\s+(?:got\s+)?(?:read-only|read|view|viewer|limited|list|listing)\b"
+    # "I only have list_lxcs available, which can't restart anything"
+    rf"|(?:\s+only\s+have|'ve\s+only\s+got|\s+have\s+only)\b[^.;]{{1,50}}?\b(?:which|that|and\s+it|but\s+it|and\s+that)\s+(?:can't|doesn't\s+let\s+me|isn't\s+able\s+to|won't\s+let\s+me)\s+(?:{_ACTION})"
+    # "I'm only a language model and don't have access …": the inability after a conjunction
+    rf"|\b[^.;:!?]{{0,80}}?\b(?:and|so|therefore|thus|hence)\s+(?:i\s+)?(?:can't|can\s+no\s+longer|(?:don't|doesn't)\s+have|have\s+no|lack){_FILLER}{_MODIFIERS}\s+(?:{_ACTION}|{_CAPABILITY_NOUN})"
+    rf")"
+    # "… shell access, which I don't have", "root privileges that I lack"
+    rf"|\b{_CAPABILITY_NOUN}[^.;]{{0,30}}?\b(?:(?:which|that)\s+)?(?:i|we)\s+(?:(?:currently\s+)?(?:don't|doesn't)\s+(?:have|possess)|lack|haven't\s+got|no\s+longer\s+have)\b"
+    # "this environment doesn't give me access", "my role prevents me from restarting"
+    rf"|\b(?:doesn't|don't|won't|isn't\s+going\s+to|can't)\s+(?:give|grant|allow|let|permit|provide|offer)\s+(?:me|us)\b(?:\s+[\w'-]+){{0,3}}?\s+(?:{_ACTION}|{_CAPABILITY_NOUN})"
+    rf"|(?<!nothing\s)(?<!nobody\s)(?<!no\sone\s)\b(?:prevents?|stops?|keeps?|blocks?|bars?|restricts?|prohibits?)\s+(?:me|us)\s+from\s+(?:{_ACTION})"
+    rf"|\bmy\s+(?:access|permissions|role|privileges|rights|capabilities)\s+(?:is|are)\s+(?:limited|restricted)\s+to\b"
+    rf"|\bthere's\s+nothing\s+(?:that\s+)?(?:i|we)\s+can\s+do\b"
+    # after an apology, without a subject: "Sorry - unable to execute commands …"
+    rf"|^(?:unfortunately|sorry|apologies|sadly|regrettably|i'm\s+sorry|i'm\s+afraid|afraid)\b[,\s\-—–:]*(?:but\s+)?(?:i'm\s+|currently\s+)?(?:unable|not\s+able|can't)\s+to?{_FILLER}\s*(?:{_ACTION})"
 )
-_NO_CAPABILITY = re.compile(
-    r"\bthere(?:\s+is|'s)\s+no\s+(?:\w+\s+){0,2}(?:tool|action|function|capability|command|mechanism|way\s+for\s+me)\s+(?:available\s+)?(?:to|for|that)\b"
-    r"|\bno\s+(?:\w+\s+)?(?:tool|action|function|capability)\s+(?:is\s+)?(?:available|exists)\s+(?:to|for)\b"
-    r"|\b(?:that|this|the\s+requested)\s+(?:action|operation|command|capability|request)\s+(?:is\s+not|isn't)\s+(?:supported|available|possible|something\s+i\s+can\s+do)"
-    r"|\b(?:outside|beyond)\s+(?:of\s+)?my\s+(?:current\s+)?(?:capabilities|abilities|scope|permissions|reach|toolset)"
-    r"|\bnot\s+(?:in|part\s+of|among)\s+my\s+(?:available\s+)?(?:toolset|tools|action\s+list|actions|capabilities)"
-    r"|\bmy\s+(?:available\s+)?tools\s+(?:do\s+not|don't)\s+(?:allow|support|include|let\s+me|provide)"
-    r"|\b(?:isn't|is\s+not|not)\s+something\s+(?:i|we)\s+(?:can|am\s+able\s+to|'m\s+able\s+to)\s+(?:do|run|execute|perform|help\s+with)"
-    r"|\bi\s+(?:only\s+have|have\s+only)\s+read[- ]only\s+access"
-    r"|\bas\s+an\s+ai\b[^.]{0,40}\b(?:cannot|can't|unable|not\s+able)\b",
-    re.I,
+# Impersonal claims, each behind a word it cannot match without (cheap `in` tests first).
+_NO_CAPABILITY: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
+    (gate, re.compile(pattern))
+    for gate, pattern in (
+        (("there",),
+         r"\bthere(?:'s|\s+are)\s+no\s+(?:\w+\s+){0,2}(?:tool|action|function|capability|command|mechanism|endpoint|option|integration)s?\b"
+         r"\s+(?:\w+\s+){0,2}?(?:available|i\s+can|i\s+could|for\s+me|in\s+my|at\s+my|that\s+(?:lets|allows|would\s+let)\s+me)"
+         # the runbook's "there is no action for that": tools and actions, not options or mechanisms
+         r"|\bthere(?:'s|\s+are)\s+no\s+(?:\w+\s+)?(?:tool|action|function|capability)s?\s+(?:to|for)\b"
+         r"|\bthere(?:\s+isn't|\s+aren't|'s\s+not)\s+(?:an?|any)\s+(?:\w+\s+){0,2}(?:tool|action|function|capability|command|mechanism|endpoint|option|integration)s?\b"
+         r"(?:\s+(?:\w+\s+){0,2}?(?:available|i\s+can|i\s+could|for\s+me|in\s+my|at\s+my)|\s+(?:to|for)\b)"
+         r"|\bthere's\s+no\s+(?:way|means|mechanism)\s+for\s+me\b"),
+        (("no ",),
+         r"\bno\s+(?:\w+\s+)?(?:tool|action|function|capability)\s+(?:is\s+)?(?:available|exists)\s+(?:to|for)\b"),
+        (("n't", "not "),
+         r"\b(?:that|this|the\s+requested|the\s+requested\s+\w+)\s+(?:action|operation|command|capability|request)\s+(?:isn't|aren't)\s+"
+         r"(?:supported|available|possible|something\s+i\s+can\s+do)"
+         r"|\b(?:isn't|aren't|not)\s+(?:supported|available)\s+(?:by|with|in|to)\s+(?:me|the\s+tools\s+i|my\s+(?:tools|toolset|actions|environment))"
+         r"|\b(?:the\s+)?\w+\s+(?:action|tool|function|command)\s+(?:isn't|is\s+not|is\s+no\s+longer|aren't)\s+available\s+(?:to\s+me|here|in\s+this\s+session)"
+         r"|\b(?:isn't|aren't|not)\s+(?:with)?in\s+my\s+(?:current\s+)?(?:capabilities|abilities|ability|scope|permissions|reach|toolset|power|access|remit)"
+         r"|(?:\bnot|n't)\s+(?:in|part\s+of|among)\s+my\s+(?:available\s+)?(?:toolset|tools|action\s+list|actions|capabilities)"
+         r"|\b(?:isn't|aren't|not)\s+(?:something|anything)\s+(?:that\s+)?(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+"
+         r"(?:can|could|able\s+to|have\s+the\s+(?:ability|capability|access|permissions?)|am\s+able\s+to|allowed\s+to|permitted\s+to|equipped\s+to|have\s+access\s+to)\b"),
+        (("outside", "beyond", "exceed"),
+         r"\b(?:outside|beyond)\s+(?:of\s+)?(?:what|anything)\s+(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:can|could|am\s+able|able|allowed|permitted|have\s+access)"
+         r"|\b(?:outside|beyond|exceeds?)\s+(?:of\s+)?(?:my|the)\s+(?:current\s+)?(?:capabilities|abilities|ability|scope|permissions|reach|toolset|access|remit|control|powers?)"),
+        (("my ",),
+         r"\bmy\s+(?:available\s+|current\s+)?(?:tools|toolset|permissions|access|privileges|role|account|environment|sandbox|setup|configuration|capabilities)\s+"
+         r"(?:doesn't|don't|won't|can't|isn't)\s+(?:allow|permit|let|give|grant|include|support|provide|extend|cover|enable)"),
+        (("tool", "none of"),
+         r"\b(?:the\s+)?tools?\s+(?:i\s+have|available\s+to\s+me|i've\s+got|i\s+have\s+access\s+to|at\s+my\s+disposal|i\s+can\s+use)\s+"
+         r"(?:don't|doesn't|can't|won't)\s+(?:include|support|allow|let|provide|do|cover|offer)"
+         r"|\bnone\s+of\s+(?:my|the)\s+(?:available\s+)?(?:tools|actions|functions)(?:\s+(?:available\s+to\s+me|i\s+have(?:\s+access\s+to)?))?\s+(?:can|could|allows?|lets?|supports?|will)\b"),
+        (("for me",),
+         r"\b(?:it's|that's|this\s+is|it\s+is|is)\s+not\s+possible\s+for\s+me\b|\b(?:isn't|not|impossible)\s+(?:possible\s+)?for\s+me\s+to\b"),
+        (("possible",),
+         r"\b(?:that's|it's|this\s+is)\s+not\s+possible\s+(?:from\s+here|in\s+this\s+(?:environment|session|chat))"),
+        (("as a",),
+         r"\b(?:as\s+(?:an?\s+)?(?:ai|language\s+model|text-based|llm|virtual\s+assistant|assistant))\b[^.]{0,60}\b(?:can't|unable|not\s+able|don't\s+have|do\s+not\s+have|no\s+(?:access|ability|way))\b"),
+        (("i'm just", "i'm only", "i'm merely", "i'm simply"),
+         r"\bi'm\s+(?:just|only|merely|simply)\s+(?:an?\s+)?(?:large\s+)?(?:ai|language\s+model|text-based|chat\s*bot|llm|virtual\s+assistant)\b[^.]{0,80}\b(?:can't|unable|not\s+able|don't\s+have|no\s+(?:access|ability|way))\b"),
+    )
 )
+
+
+def _no_capability(plain: str) -> bool:
+    return any(any(g in plain for g in gate) and pattern.search(plain) for gate, pattern in _NO_CAPABILITY)
 _OTHER_LANGUAGES = re.compile(
-    r"\bno\s+(?:puedo|soy\s+capaz\s+de|tengo\s+(?:acceso|permisos?|la\s+capacidad|forma|manera))\b"
-    r"|\bn[ãa]o\s+(?:consigo|posso|sou\s+capaz\s+de|tenho\s+(?:acesso|permiss[ãa]o|como))\b"
-    r"|\bje\s+ne\s+(?:peux|suis\s+pas\s+(?:en\s+mesure|capable)|dispose\s+pas|ai\s+pas\s+(?:acc[eè]s|la\s+possibilit[ée]|les\s+droits))"
-    r"|\bich\s+(?:kann|darf)\b[^.]{0,40}\bnicht\b[^.]{0,40}\b(?:ausf[üu]hren|starten|zugreifen|durchf[üu]hren|[äa]ndern|verbinden)"
-    r"|\bich\s+habe\s+keinen\s+zugriff"
-    r"|\bnon\s+(?:posso|sono\s+in\s+grado\s+di|ho\s+(?:accesso|i\s+permessi))\b"
-    r"|\bnie\s+(?:mog[ęe]|jestem\s+w\s+stanie|mam\s+dost[ęe]pu)"
-    r"|(?:\bя\s+)?\bне\s+(?:могу|имею\s+(?:возможности|доступа)|в\s+состоянии|удается)\b|\bу\s+меня\s+нет\s+(?:доступа|возможности)"
-    r"|(?:无法|不能|没办法|没有办法|不可以)(?:直接)?(?:执行|运行|访问|操作|重启|连接|完成|处理)|没有(?:权限|访问权限|执行权限|能力)"
-    r"|(?:実行|アクセス|操作|再起動|接続)(?:すること)?(?:が|は)?でき(?:ません|ない)"
-    r"|(?:실행|접근|액세스|재시작|연결)\S{0,3}\s*(?:할\s*수|수)\s*없",
-    re.I,
+    # Spanish, Portuguese, French, Italian: "can't" followed by anything but a finding verb
+    r"\bno\s+(?:puedo|podemos|soy\s+capaz\s+de|estoy\s+en\s+condiciones\s+de|me\s+es\s+posible)\s+(?!encontrar|ver|confirmar|garantizar|decir|creer|esperar|asegurar|recomendar)"
+    r"|\bno\s+(?:tengo|tenemos|dispongo\s+de)\s+(?:acceso|permisos?|la\s+capacidad|capacidad|forma|manera|herramientas?)"
+    r"|\bn[ãa]o\s+(?:consigo|posso|podemos|sou\s+capaz\s+de)\s+(?!encontrar|ver|confirmar|garantir|dizer|acreditar|esperar)"
+    r"|\bn[ãa]o\s+(?:tenho|temos)\s+(?:acesso|permiss[ãa]o|permiss[õo]es|como|a\s+capacidade|ferramentas?)"
+    r"|\bje\s+ne\s+(?:peux|pourrai|suis\s+pas\s+(?:en\s+mesure|capable|autoris[ée])|dispose\s+pas)\b(?!\s+pas\s+(?:trouver|voir|confirmer|garantir|dire|croire))"
+    r"|\bje\s+n'ai\s+(?:pas|aucun)\s+(?:d'|de\s+|l'|les\s+|la\s+)?(?:acc[eè]s|possibilit[ée]|droits?|permissions?|moyen|outils?)"
+    r"|\bimpossible\s+pour\s+moi\b"
+    r"|\bnon\s+(?:posso|possiamo|sono\s+in\s+grado\s+di|riesco\s+ad?)\s+(?!trovare|vedere|confermare|garantire|dire|credere)"
+    r"|\bnon\s+(?:ho|abbiamo)\s+(?:accesso|i\s+permessi|il\s+permesso|la\s+possibilit[àa]|modo|strumenti)"
+    # German (either word order), Dutch
+    r"|\b(?:ich\s+(?:kann|darf)|(?:kann|darf)\s+ich)\b[^.]{0,60}\b(?:nicht|keine?n?)\b[^.]{0,60}\b(?:aus(?:zu)?f[üu]hren|(?:neu\s+)?starten|zugreifen|durchf[üu]hren|[äa]ndern|verbinden|erreichen|installieren|l[öo]schen|einloggen|anmelden|bearbeiten|stoppen)"
+    r"|\b(?:ich\s+habe|habe\s+ich)\s+(?:leider\s+|derzeit\s+|aktuell\s+)?(?:keinen|keine)\s+(?:zugriff|zugang|berechtigung|berechtigungen|rechte|m[öo]glichkeit|werkzeuge?)"
+    r"|\b(?:ik\s+kan|kan\s+ik)\b[^.]{0,40}\b(?:geen|niet)\b[^.]{0,60}\b(?!vinden\b|zien\b|zeggen\b|garanderen\b|bevestigen\b|beloven\b)\w+en\b"
+    r"|\bik\s+heb\s+(?:helaas\s+)?geen\s+(?:toegang|rechten|toestemming|mogelijkheid)"
+    # Polish, Russian, Ukrainian, Turkish
+    r"|\bnie\s+(?:mog[ęe]|jestem\s+w\s+stanie|mam\s+(?:dost[ęe]pu|uprawnie[ńn]|mo[żz]liwo[śs]ci))"
+    r"|(?:\bя\s+)?\bне\s+(?:могу|можу|имею\s+(?:возможности|доступа)|маю\s+(?:доступу|можливості)|в\s+состоянии|удается)\b"
+    r"|\bу\s+(?:меня|мене)\s+нет?\s+(?:доступа|доступу|возможности|можливості|прав)"
+    r"|\b(?:eri[şs]imim|yetkim|iznim)\s+(?:yok|bulunmuyor)|\b(?:[çc]al[ıi][şs]t[ıi]r|eri[şs]|ba[ğg]lan|ba[şs]lat|ger[çc]ekle[şs]tir|yap|y[üu]r[üu]t|sil|de[ğg]i[şs]tir)[ae]m(?:[ıi]yorum|am|em|ıyoruz|iyoruz)\b"
+    # Chinese, Japanese, Korean
+    r"|(?:无法|不能|没办法|没有办法|不可以|無法)(?:直接|帮您|为您|替您)?(?:执行|運行|运行|访问|訪問|存取|操作|重启|重啟|连接|連接|登录|登入|修改|删除|安装|完成|处理|處理)"
+    r"|没有(?:权限|访问权限|执行权限|能力|办法)|沒有(?:權限|存取權限)"
+    r"|(?:実行|アクセス|操作|再起動|接続|ログイン|変更|削除|インストール)(?:すること)?(?:が|は)?でき(?:ません|ない)"
+    r"|(?:실행|접근|액세스|재시작|연결|접속|수정|삭제|설치)\S{0,3}\s*(?:할\s*수|수)\s*없",
 )
 # Not a capability claim: gated on approval, conditional, parallelism, or a question.
 _GATED = re.compile(
-    r"\b(?:until|unless|once|before|without|as\s+soon\s+as|pending|awaiting|waiting\s+for)\b[^.]{0,60}"
-    r"\b(?:approv\w*|confirm\w*|permission|consent|go-ahead|sign-?off|authori[sz]ation|you\s+say)"
-    r"|\b(?:needs?|requires?)\s+(?:your\s+)?(?:approval|confirmation)",
+    r"\b(?:until|unless|once|before|without|as\s+soon\s+as|pending|awaiting|waiting\s+for|after)\b[^.]{0,60}"
+    r"\b(?:approv\w*|confirm\w*|permission|consent|go-ahead|go\s+ahead|sign-?off|authori[sz]ation|you\s+say|ok\b|okay)"
+    r"|\b(?:needs?|requires?|need)\s+(?:your\s+|an?\s+|explicit\s+)?(?:approval|confirmation|sign-?off|go-ahead)",
+)
+_CONDITIONAL = re.compile(
+    r"^(?:if|whether|even\s+if|in\s+case|should\s+i|unless|when(?:ever)?|in\s+the\s+event)\b|\b(?:if|when|whether|in\s+case)\s+(?:i|we)\s+(?:can't|cannot|can\s+not|am\s+unable|'m\s+unable|don't\s+have)",
     re.I,
 )
-_CONDITIONAL = re.compile(r"^(?:if|whether|even\s+if|in\s+case)\b|\bif\s+(?:i|we)\s+(?:can't|cannot)", re.I)
-_PARALLEL = re.compile(r"\b(?:at\s+the\s+same\s+time|simultaneously|in\s+parallel|concurrently|at\s+once)\b", re.I)
-_QUOTED = re.compile(r'"[^"]{0,200}"')
+_PARALLEL = re.compile(r"\b(?:at\s+the\s+same\s+time|simultaneously|in\s+parallel|concurrently|at\s+once|both\s+at)\b")
+_QUOTED = re.compile(r'"[^"]{0,200}"|“[^”]{0,200}”|«[^»]{0,200}»')
+# cheap pre-filters (on lower-case text): without one of these, no English pattern can match
+_CUE_WORDS = frozenset(
+    """no not none nothing never unable incapable lack lacks lacking beyond outside impossible only
+    restricted restrict restricts restricting limited sandbox sandboxed isolated air-gapped prevents
+    prevent need cannot cant dont""".split()
+)
+_CUE_PARTS = ("n't", "n’t", "as a", "i'm just", "i'm merely", "i'm simply", "i’m just", "i’m merely", "i’m simply", "nothing")
+_TOKEN = re.compile(r"[a-z'-]+")
+
+
+def _english_cue(lower: str) -> bool:
+    return any(p in lower for p in _CUE_PARTS) or not _CUE_WORDS.isdisjoint(_TOKEN.findall(lower))
+
+
+_OTHER_CUE = re.compile(
+    r"\bno (?:p|t|s|e|m|d)|\bn[ãa]o\b|\bje\b|\bnon\b|\bich\b|\bhabe\b|\bkann\b|\bdarf\b|\bik\b|\bkan\b|\bnie\b|\bimpossible pour|"
+    r"\bne\b|\bnicht\b|\bkein|\bgeen\b|\bniet\b"
+)
+
+
+def _worth_reading(text: str) -> bool:
+    """Could any sentence of `text` be a claim? (Most messages are ruled out here, unsplit.)"""
+    if not text.isascii():
+        return True
+    lower = text.lower()
+    return _english_cue(lower) or bool(_OTHER_CUE.search(lower))
 
 
 def claim_in(sentence: str) -> bool:
     """Does this sentence claim the agent cannot run/execute/access something?"""
-    if sentence.rstrip().endswith("?") or _CONDITIONAL.search(sentence):
+    if sentence.rstrip().endswith(("?", "？")):
         return False
-    plain = _QUOTED.sub(" ", sentence)
-    hit = _NEGATION.search(plain) or _NO_CAPABILITY.search(plain) or _OTHER_LANGUAGES.search(plain)
+    plain = canonical(_QUOTED.sub(" ", sentence) if '"' in sentence or "“" in sentence or "«" in sentence else sentence)
+    english = _english_cue(plain)
+    other = not plain.isascii() or _OTHER_CUE.search(plain)
+    if not (english or other) or _CONDITIONAL.search(plain):
+        return False
+    hit = (english and (_NEGATION.search(plain) or _no_capability(plain))) or (
+        other and _OTHER_LANGUAGES.search(plain)
+    )
     if not hit:
         return False
     return not (_GATED.search(plain) or _PARALLEL.search(plain))
@@ -90,11 +240,16 @@ class CantRun(Rule):
     """The agent says it cannot run, execute or access something.
 
     Detects: an assistant message (never a user's) with a sentence in which the agent claims
-    it cannot run, execute, access, restart, reach or do something, in many phrasings ("I can't
-    run that", "I don't have access to the host", "there is no action for that", "that's beyond my
-    capabilities", "no puedo ejecutar", "我无法执行"). Not when the claim is gated on approval ("I can
-    run that once you approve", "I can't run it until you confirm"), conditional, a question, about
-    parallelism, quoted, inside a code block, or when the same message goes on to call a tool.
+    it cannot run, execute, access, restart, reach or do something, in many phrasings and
+    spellings ("I can't run that", "Im unable to", "I don't have the necessary privileges",
+    "I have no way of restarting it", "none of my tools can reboot a node", "there is no action
+    for that", "that's beyond my capabilities", "it isn't possible for me to", "As an AI, I can't",
+    "I'm sandboxed", "no puedo ejecutar", "ich habe keinen Zugriff", "我无法执行"). Not when the
+    claim is gated on approval ("I can run that once you approve", "I can't run it until you
+    confirm"), conditional, a question, about parallelism, about a third party ("nginx can't
+    start", "your user doesn't have access"), in the past after trying ("I couldn't connect on
+    the first attempt"), a finding rather than an action ("I can't find/see/tell/confirm"),
+    quoted, inside code, or when the same message goes on to call a tool.
     Root cause: missing target or capability: the agent believes there is no way to act.
     Fix: use `run` with a shell command (there is no fixed action enum any more); make that explicit in SOUL.md.
     """
@@ -107,6 +262,8 @@ class CantRun(Rule):
         hits = []
         for message in session.messages:
             if message.role != "assistant" or not message.has_text or message.tool_calls:
+                continue
+            if not _worth_reading(message.text):
                 continue
             claim = next((s for s in sentences(message.text) if claim_in(s)), None)
             if claim is not None:

@@ -5,23 +5,49 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nomos_forensics import Finding, Rule, Severity, hookimpl
-from nomos_forensics.langid import LANGUAGE_NAMES, confidence_for, detect, is_close
+from nomos_forensics.langid import (
+    LANGUAGE_NAMES,
+    Detection,
+    Profile,
+    could_be,
+    decide,
+    detect,
+    evidence,
+    guess_short,
+    is_close,
+    profile,
+    requested_language,
+)
 
-
-# Latin-script user messages shorter than this are too short for the statistical detector.
-USER_LINGUA_MIN_LETTERS = 40
+# A user message is short ("reinicia nginx", "¿y ahora?", "重启 nginx"): one word unit and one
+# vote from the word lists are enough to name its language, if nothing else competes.
+USER_MIN_UNITS = 1.0
+USER_MIN_SCORE = 1.0
+USER_MARGIN = 1.5
+# The user's own words vote at least this much for the reply's language: a mixed-language user.
+USER_MIXED_EVIDENCE = 0.5
+USER_SHORT_UNITS = 6  # in a message this short, any such evidence is enough
+USER_WRITES_EVIDENCE = 2.0  # a sentence of the user's own in that language ("what does this mean: <pasted log>")
+SESSION_SAMPLE_CHARS = 5000
 
 
 class NonEnglishRefusal(Rule):
     """An assistant reply in another language than the user writes in.
 
-    Detects: an assistant message whose prose (code blocks, paths, URLs and commands removed)
-    is confidently in a different language from the user's: the language of the user message
-    of the same turn, else of all the user's messages, else `default_language`. Unicode
-    scripts decide first (Chinese, Japanese, Korean, Arabic, …), then an offline detector
-    (Lingua). Closely related languages (Spanish/Portuguese, Danish/Norwegian, …) must differ
-    clearly; replies with too little prose to tell are skipped. A Spanish user answered in
-    Spanish is not a finding; an English user answered with Chinese boilerplate is.
+    Detects: an assistant message whose prose (code blocks, inline code, reasoning blocks,
+    quoted lines and strings, paths, URLs and commands removed) is confidently in a different
+    language from the user's: the language of the user message of the same turn (a one- or
+    two-word message counts: "reinicia nginx", "¿y ahora?", "重启 nginx"), else of all the
+    user's messages, else `default_language`. Unicode scripts decide first (Chinese, Japanese,
+    Korean, Cyrillic, Arabic, Hebrew, Devanagari, Thai, …), then word lists of 33 Latin-script
+    languages, then an offline detector (Lingua, low-accuracy mode) for Latin prose the word
+    lists cannot decide. Not a finding: closely related languages (Spanish/Portuguese,
+    Danish/Norwegian/Swedish, Russian/Ukrainian, …); a user who writes some of their message in
+    the reply's language ("restart nginx por favor", an English question about a pasted Russian
+    error); a user who asked for that language or for a translation, in this turn or before;
+    replies with too little prose to tell (code, logs, tables, lists of names). A Spanish user
+    answered in Spanish is not a finding; an English user answered with Chinese boilerplate is,
+    and so is a German user answered in English.
     Root cause: flash-tier model degradation: the model falls back to boilerplate in another language.
     Fix: add a response-quality guard that detects a language switch and retries (or escalates to a stronger model).
 
@@ -35,41 +61,53 @@ class NonEnglishRefusal(Rule):
 
     def check(self, session, ctx) -> Iterator[Finding]:
         min_conf = float(self.options["min_confidence"])
-        user_texts = [m.text for m in session.messages if m.role == "user" and m.has_text]
-        session_language = self._confident(
-            detect("\n".join(user_texts)[:5000], lingua_min_letters=USER_LINGUA_MIN_LETTERS) if user_texts else None,
-            min_conf,
-        )
+        default = str(self.options["default_language"])
+        session_language: list[str] = []  # computed once, on first need
+        user_texts: list[str] = []  # the user's messages so far
         hits = []
         for turn in session.turns:
             user = turn.user_message
-            turn_language = self._confident(
-                detect(user.text, lingua_min_letters=USER_LINGUA_MIN_LETTERS)
-                if user is not None and user.has_text else None,
-                min_conf,
-            )
-            expected = turn_language or session_language
+            user_text = user.text if user is not None and user.has_text else ""
+            if user_text:
+                user_texts.append(user_text)
+            user_profile: Profile | None = None
+            expected: str | None = None
             for message in turn.messages:
                 if message.role != "assistant" or not message.has_text:
                     continue
                 reply = detect(message.text)
                 if reply is None or reply.confidence < min_conf:
                     continue
-                if expected is None:
-                    # too little text to be sure of the user's language: take the detector's
-                    # best guess, and stay quiet if the user's words could be in the reply's language
-                    sample = user.text if user is not None and user.has_text else "\n".join(user_texts)
-                    guess = detect(sample, min_letters=1) if sample else None
-                    if sample and confidence_for(sample, reply.language) >= 0.05:
-                        continue
-                    reference = guess.language if guess else str(self.options["default_language"])
-                else:
-                    reference = expected
-                if is_close(reply.language, reference):
+                if user_profile is None:
+                    user_profile = profile(user_text)
+                    found = _user_language(user_text, user_profile)
+                    if found is None and user_text:
+                        found = guess_short(user_text, user_profile)
+                    expected = found.language if found is not None else None
+                    guessed = expected is None
+                    if expected is None:
+                        if not session_language:
+                            joined = "\n".join(user_texts_all(session))[:SESSION_SAMPLE_CHARS]
+                            found = _user_language(joined, profile(joined))
+                            session_language.append(found.language if found is not None else default)
+                        expected = session_language[0]
+                if is_close(reply.language, expected):
                     continue
-                if reply.method == "lingua" and confidence_for(message.text, reference) >= 0.15:
+                # a user who mixes in the reply's language: "restart nginx por favor"
+                mixed = evidence(user_profile, reply.language)
+                if mixed >= USER_MIXED_EVIDENCE and (
+                    mixed >= USER_WRITES_EVIDENCE
+                    or mixed >= 0.5 * evidence(user_profile, expected)
+                    or user_profile.units <= USER_SHORT_UNITS
+                ):
                     continue
-                hits.append((message, reply.language, reference))
+                if any(requested_language(text, reply.language) for text in user_texts):
+                    continue
+                # the user's language was not told by their words: a short message that may
+                # well be in the reply's language ("O backup terminou?") is no evidence of a switch
+                if guessed and user_text and could_be(user_text, user_profile, reply.language):
+                    continue
+                hits.append((message, reply.language, expected))
         if not hits:
             return
         languages = sorted({LANGUAGE_NAMES.get(lang, lang) for _, lang, _ in hits})
@@ -81,9 +119,16 @@ class NonEnglishRefusal(Rule):
             blocker=f"reply in {', '.join(languages)} to a {', '.join(expected_names)}-speaking user",
         )
 
-    @staticmethod
-    def _confident(detection, min_conf: float) -> str | None:
-        return detection.language if detection is not None and detection.confidence >= min_conf else None
+
+def user_texts_all(session) -> list[str]:
+    return [m.text for m in session.messages if m.role == "user" and m.has_text]
+
+
+def _user_language(text: str, prof: Profile) -> Detection | None:
+    if not text:
+        return None
+    return decide(prof, text, min_units=USER_MIN_UNITS, min_score=USER_MIN_SCORE, margin=USER_MARGIN,
+                  running_text=False)
 
 
 @hookimpl
