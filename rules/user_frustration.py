@@ -263,27 +263,86 @@ PUSHBACK = (
 _NUDGES = [re.compile(p) for p in NUDGES]
 _RETRY = [re.compile(p) for p in RETRY]
 _PUSHBACK = [re.compile(p) for p in PUSHBACK]
-_CORRECTIONS_BY_LANGUAGE: dict[str, list[tuple[str, re.Pattern]]] = {}
-for _lang, _pattern in _CORRECTIONS:
-    _CORRECTIONS_BY_LANGUAGE.setdefault(_lang, []).append((_lang, _pattern))
-# English words that are not words of the other languages the patterns cover
-_ENGLISH_FUNCTION_WORDS = frozenset(
-    "the and is are you your that this with have has it's i'm i've can't don't doesn't didn't won't "
-    "isn't what which would should could there their they from not but if just please can it "
-    "were been how why when where who".split()
-)
-_WORDS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+_ESCAPE = re.compile(r"\\.|\[[^\]]*\]|\{\d*,?\d*\}")
+_GROUP_PREFIX = re.compile(r"\(\?(?:[:>]|[a-z]+:)")
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")  # marked "(~": never a required part of a match
+_LITERAL = re.compile(r"[^\W\d_]{2,}")
 
 
-def _correction_patterns(text: str) -> list[tuple[str, re.Pattern]]:
-    """Only the English patterns for text whose function words are clearly English (most
-    messages): trying ~200 patterns of 13 languages on every message dominates scan time."""
-    if text.isascii():
-        words = _WORDS.findall(text)
-        hits = sum(1 for w in words if w in _ENGLISH_FUNCTION_WORDS)
-        if hits >= 2 and hits >= 0.25 * len(words):
-            return _CORRECTIONS_BY_LANGUAGE["en"]
-    return _CORRECTIONS
+def _literals(pattern: re.Pattern) -> tuple[str, ...] | None:
+    """Substrings one of which every match of `pattern` must contain, or None when some branch
+    may match without any (then the pattern is always tried). A prefilter: one or two `in`
+    tests are far cheaper than a regex search, and most messages contain none of them."""
+    source = _GROUP_PREFIX.sub("(", _LOOKAROUND.sub("(~", _ESCAPE.sub(" ", pattern.pattern.lower())))
+    required: set[str] = set()
+    for branch in _split_top(source):
+        words = _required(branch)
+        if words is None:
+            return None
+        required.update(words)
+    return tuple(sorted(required))
+
+
+def _split_top(source: str) -> list[str]:
+    """Top-level alternatives of a (de-escaped) pattern."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(source):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(source[start:i])
+            start = i + 1
+    parts.append(source[start:])
+    return parts
+
+
+def _required(branch: str) -> tuple[str, ...] | None:
+    """Words one of which every match of `branch` contains: its longest literal outside any
+    group, else the words of a mandatory group each of whose alternatives has some."""
+    depth, outside = 0, []
+    groups: list[list[int]] = []
+    for i, ch in enumerate(branch):
+        if ch == "(":
+            if depth == 0:
+                groups.append([i, -1])
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0 and groups:
+                groups[-1][1] = i
+        outside.append(ch if depth == 0 and ch not in "()" else " ")
+    options = [(word,) for word in _LITERAL.findall("".join(outside))]
+    for start, end in groups:
+        optional = (end + 1 < len(branch) and branch[end + 1] in "?*{") or branch[start + 1:start + 2] == "~"
+        if end > start and not optional:
+            found = [_required(b) for b in _split_top(branch[start + 1:end])]
+            if all(f is not None for f in found):
+                options.append(tuple(w for f in found for w in f))
+    # the most selective requirement: the longest shortest word, then the fewest words
+    return max(options, key=lambda words: (min(map(len, words)), -len(words))) if options else None
+
+
+def _gated(patterns):
+    return [(item, _literals(item[1] if isinstance(item, tuple) else item)) for item in patterns]
+
+
+_CORRECTIONS_GATED = _gated(_CORRECTIONS)
+_NUDGES_GATED = _gated(_NUDGES)
+_RETRY_GATED = _gated(_RETRY)
+
+
+def _candidates(gated, text: str):
+    for item, literals in gated:
+        if literals is None:
+            yield item
+            continue
+        for word in literals:
+            if word in text:
+                yield item
+                break
+
 
 # A bare "no" opens a correction, unless it answers the assistant's question or closes politely.
 _LEADING_NO = re.compile(r"^(?:no+|nope|nah|nein|non|não|nee|нет|nie|hayır|不|いいえ|아니(?:요|야)?)(?:[\s,.!。，！]|$)")
@@ -476,14 +535,14 @@ class UserFrustration(Rule):
     @staticmethod
     def _correction(text: str, assistant_text: str | None) -> str | None:
         """Why `text` (normalised) corrects, rebukes or nudges the agent, or None."""
-        for lang, pattern in _correction_patterns(text):
+        for lang, pattern in _candidates(_CORRECTIONS_GATED, text):
             match = pattern.search(text)
             if match:
                 return f"correction ({lang}: \u201c{match.group(0).strip()}\u201d)"
-        for pattern in _NUDGES:
+        for pattern in _candidates(_NUDGES_GATED, text):
             if pattern.search(text):
                 return "nudge (no answer, or disbelief)"
-        for pattern in _RETRY:
+        for pattern in _candidates(_RETRY_GATED, text):
             match = pattern.search(text)
             if match and not _CONDITIONAL.search(_sentence_before(text, match.start())):
                 return f"retry request (\u201c{match.group(0).strip()}\u201d)"
