@@ -16,7 +16,7 @@ import click
 from . import __version__
 from . import config as config_mod
 from . import plugins as plugins_mod
-from .db import ConnectionSettings, Database, DSN_ENV
+from .db import DSN_ENV, ConnectionSettings, Database
 from .errors import ConfigError, ExitCode, ForensicsError
 from .render import Format
 from .rule import Severity

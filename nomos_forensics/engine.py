@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from .card import Card, RuleError, Stats, decide_outcome, objective_of
 from .config import Config
 from .db import Database
-from .errors import ConfigError, InvalidSessionId, AmbiguousSession, SessionNotFound
+from .errors import AmbiguousSession, ConfigError, InvalidSessionId, SessionNotFound
 from .model import Session, SessionInfo, message_from_row
 from .plugins import Registry, RuleSpec
 from .rule import Need, Rule, RuleContext, Severity

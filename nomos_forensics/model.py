@@ -141,8 +141,11 @@ class Session:
         stamped = [m for m in self.messages if m.created_at is not None]
         return [m.created_at for m in stamped], [m.turn for m in stamped]
 
-    def turn_at(self, moment: datetime | None) -> int | None:
-        """The turn in progress at `moment`: that of the last message created at or before it."""
+    def turn_at(self, moment: datetime | str | None) -> int | None:
+        """The turn in progress at `moment` (a datetime or an ISO string, as lifecycle rows carry
+        them): that of the last message created at or before it."""
+        if isinstance(moment, str):
+            moment = parse_timestamp(moment)
         if moment is None:
             return None
         stamps, turns = self._timeline
@@ -155,6 +158,16 @@ class Session:
     @property
     def turns_with_tool_calls(self) -> int:
         return sum(1 for turn in self.turns if turn.tool_calls)
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """An ISO 8601 timestamp (as to_jsonb renders timestamptz) or None."""
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 # ------------------------------------------------------------------ normalisation

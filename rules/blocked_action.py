@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from nomos_forensics import Evidence, Finding, Need, Rule, Severity, hookimpl
-from nomos_forensics.model import Session, excerpt
+from nomos_forensics.model import Session, excerpt, parse_timestamp
 
 STOPPED = ("blocked", "denied", "rejected")
 LET_THROUGH = ("allowed", "approved")
@@ -71,7 +71,7 @@ class BlockedAction(Rule):
 
 
 def _evidence(session: Session, row: Mapping[str, Any], action: str, text: str) -> Evidence:
-    turn = _turn_at(session, row.get("created_at"))
+    turn = session.turn_at(row.get("created_at"))
     return Evidence(_calling_message(session, turn, action, row.get("created_at")), turn, text)
 
 
@@ -130,16 +130,9 @@ def _calling_message(session: Session, turn: int | None, action: str, at: Any) -
              if turn is not None and m.turn == turn and any(c.name == action for c in m.tool_calls)]
     if not calls:
         return None
-    moment = _parse(at)
+    moment = parse_timestamp(at)
     before = [m for m in calls if moment and m.created_at and _not_after(m.created_at, moment)]
     return (before[-1] if before else calls[0]).id
-
-
-def _parse(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except (AttributeError, TypeError, ValueError):
-        return None
 
 
 def _not_after(stamp: datetime, moment: datetime) -> bool:
@@ -149,9 +142,6 @@ def _not_after(stamp: datetime, moment: datetime) -> bool:
         return False
 
 
-def _turn_at(session: Session, value: Any) -> int | None:
-    """The turn in progress at an ISO timestamp."""
-    return session.turn_at(_parse(value))
 
 
 def _lower(value: Any) -> str:

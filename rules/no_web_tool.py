@@ -96,17 +96,17 @@ _NO_KNOWLEDGE = re.compile(
 
 )
 _OTHER_LANGUAGES = re.compile(
-    rf"\bno\s+(?:tengo|dispongo\s+de|tenemos|cuento\s+con)\s+(?:informaci[óo]n|conocimiento|datos|detalles|acceso\s+a\s+(?:internet|la\s+web))"
-    rf"|\bn[ãa]o\s+(?:tenho|possuo|temos)\s+(?:informa[çc][õo]es|informa[çc][ãa]o|conhecimento|dados|detalhes|acesso\s+[àa]\s+(?:internet|web))"
-    rf"|\bje\s+n'ai\s+(?:pas|aucune?)\s+(?:d'|de\s+)?(?:informations?|connaissances?|donn[ée]e?s?|d[ée]tails?|acc[eè]s\s+[àa]\s+(?:internet|le\s+web))"
-    rf"|\bich\s+habe\s+(?:leider\s+)?(?:keine\s+(?:informationen|kenntnisse|daten|details|angaben)|keinen\s+(?:internetzugang|internetzugriff|zugriff\s+auf\s+das\s+internet))"
-    rf"|\bnon\s+(?:ho|abbiamo)\s+(?:informazioni|conoscenze|dati|dettagli|accesso\s+a\s+internet)"
-    rf"|\bnie\s+mam\s+(?:informacji|wiedzy|danych|dost[ęe]pu\s+do\s+internetu)"
-    rf"|\b(?:у\s+меня\s+)?нет\s+(?:информации|данных|сведений|доступа\s+к\s+интернету)|\bв\s+базе\s+знаний\s+нет"
-    rf"|(?:我)?(?:没有|沒有|缺少|缺乏)(?:相关的?|這方面的|这方面的|任何)?(?:本地)?(?:知识|知識|信息|資訊|资料|資料)"
-    rf"|我(?:这里|目前|暂时|现在)?(?:没有|沒有)[^，。！？,.!?]{{0,14}}?(?:知识|知識|信息|資訊|资料|資料|数据|文档|文檔)"
-    rf"|知识库(?:中|里)?没有|知識庫(?:中|裡)?沒有|(?:无法|不能)(?:访问|訪問|连接|上)(?:互联网|網路|网络|网)"
-    rf"|情報(?:は|が)(?:ありません|ない)|(?:정보|지식)(?:가|이)?\s*없"
+    r"\bno\s+(?:tengo|dispongo\s+de|tenemos|cuento\s+con)\s+(?:informaci[óo]n|conocimiento|datos|detalles|acceso\s+a\s+(?:internet|la\s+web))"
+    r"|\bn[ãa]o\s+(?:tenho|possuo|temos)\s+(?:informa[çc][õo]es|informa[çc][ãa]o|conhecimento|dados|detalhes|acesso\s+[àa]\s+(?:internet|web))"
+    r"|\bje\s+n'ai\s+(?:pas|aucune?)\s+(?:d'|de\s+)?(?:informations?|connaissances?|donn[ée]e?s?|d[ée]tails?|acc[eè]s\s+[àa]\s+(?:internet|le\s+web))"
+    r"|\bich\s+habe\s+(?:leider\s+)?(?:keine\s+(?:informationen|kenntnisse|daten|details|angaben)|keinen\s+(?:internetzugang|internetzugriff|zugriff\s+auf\s+das\s+internet))"
+    r"|\bnon\s+(?:ho|abbiamo)\s+(?:informazioni|conoscenze|dati|dettagli|accesso\s+a\s+internet)"
+    r"|\bnie\s+mam\s+(?:informacji|wiedzy|danych|dost[ęe]pu\s+do\s+internetu)"
+    r"|\b(?:у\s+меня\s+)?нет\s+(?:информации|данных|сведений|доступа\s+к\s+интернету)|\bв\s+базе\s+знаний\s+нет"
+    r"|(?:我)?(?:没有|沒有|缺少|缺乏)(?:相关的?|這方面的|这方面的|任何)?(?:本地)?(?:知识|知識|信息|資訊|资料|資料)"
+    r"|我(?:这里|目前|暂时|现在)?(?:没有|沒有)[^，。！？,.!?]{0,14}?(?:知识|知識|信息|資訊|资料|資料|数据|文档|文檔)"
+    r"|知识库(?:中|里)?没有|知識庫(?:中|裡)?沒有|(?:无法|不能)(?:访问|訪問|连接|上)(?:互联网|網路|网络|网)"
+    r"|情報(?:は|が)(?:ありません|ない)|(?:정보|지식)(?:가|이)?\s*없"
 )
 # The agent is about to find out, or just did, or is filling the gap itself: not a dead end.
 _WILL_LOOK = re.compile(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import datetime
 from typing import Any
 
 from nomos_forensics import Evidence, Finding, Need, Rule, Severity, hookimpl
@@ -49,7 +48,7 @@ class PlanStepOrder(Rule):
                     continue
                 plan_label = f"plan {str(plan.get('id') or '?')[:8]}"
                 evidence = [
-                    Evidence(None, _turn_at(session, ahead.get("updated_at") or ahead.get("created_at")),
+                    Evidence(None, session.turn_at(ahead.get("updated_at") or ahead.get("created_at")),
                              f"{plan_label} gen {generation}: {_step(ahead)} {_status(ahead)} while "
                              + ", ".join(f"{_step(w)} {_status(w)}" for w in waiting[:5]))
                     for ahead, waiting in violations
@@ -98,12 +97,6 @@ def _int(value: Any) -> int | None:
     return None
 
 
-def _turn_at(session: Session, value: Any) -> int | None:
-    """The turn in progress at an ISO timestamp."""
-    try:
-        return session.turn_at(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
-    except (AttributeError, TypeError, ValueError):
-        return None
 
 
 @hookimpl

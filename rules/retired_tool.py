@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import datetime
 from typing import Any
 
 from nomos_forensics import Evidence, Finding, Need, Rule, Severity, hookimpl
@@ -61,7 +60,7 @@ class RetiredTool(Rule):
             if name:
                 command = row.get("command") if isinstance(row.get("command"), str) else ""
                 executions[name].append(Evidence(
-                    None, _turn_at(session, row.get("requested_at")),
+                    None, session.turn_at(row.get("requested_at")),
                     f"execution {row.get('id')}: {row.get('tool')} `{excerpt(command, 100)}`"
                     f" ({row.get('status') or 'no status'})",
                 ))
@@ -124,12 +123,6 @@ def _executions(session: Session, ctx) -> list[Mapping[str, Any]]:
     return [r for r in session.extras.get("executions") or [] if isinstance(r, Mapping)]
 
 
-def _turn_at(session: Session, value: Any) -> int | None:
-    """The turn in progress at an ISO timestamp."""
-    try:
-        return session.turn_at(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
-    except (AttributeError, TypeError, ValueError):
-        return None
 
 
 @hookimpl

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from nomos_forensics_rules import user_frustration as uf
 
 HERE = Path(__file__).parent

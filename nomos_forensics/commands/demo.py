@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..cli import cli, echo, run as run_cli
+from ..cli import cli, echo
+from ..cli import run as run_cli
 from ..devdb import apply_migrations, create_database, embedded_server, load_sample
 
 # the sample session the demo reviews: a failing one (see sql/sample/README.md)
@@ -19,7 +20,7 @@ def demo(keep: bool) -> int:
         dsn = create_database(admin, prefix="nomos_forensics_demo")
         apply_migrations(dsn)
         load_sample(dsn)
-        echo(click.style(f"$ nomos-forensics sessions --limit 12", bold=True))
+        echo(click.style("$ nomos-forensics sessions --limit 12", bold=True))
         code = run_cli(["sessions", "--dsn", dsn, "--limit", "12"])
         echo()
         echo(click.style(f"$ nomos-forensics review {DEMO_SESSION}", bold=True))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from ..cli import App, cli, connection_options, echo, format_option, pass_app, rule_options
-from ..engine import fail_on_reached, load_session, resolve_session_id, review as review_session
+from ..engine import fail_on_reached, load_session, resolve_session_id
+from ..engine import review as review_session
 from ..errors import ExitCode, SchemaMismatch
 from ..render import Format, render_card
 

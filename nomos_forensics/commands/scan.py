@@ -7,10 +7,28 @@ import time
 
 import click
 
-from ..cli import App, cli, connection_options, echo, format_option, pass_app, rule_options, since_option
+from ..cli import (
+    App,
+    cli,
+    connection_options,
+    echo,
+    format_option,
+    pass_app,
+    rule_options,
+    since_option,
+)
 from ..errors import ConnectionLost, ExitCode
 from ..render import Format, card_json, table, to_json
-from ..scan import ScanFilters, ScanJob, Summary, card_results, count_sessions, parallel_scan, stream_sessions, summary_tables
+from ..scan import (
+    ScanFilters,
+    ScanJob,
+    Summary,
+    card_results,
+    count_sessions,
+    parallel_scan,
+    stream_sessions,
+    summary_tables,
+)
 from .review import require_compatible
 
 
