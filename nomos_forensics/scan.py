@@ -9,6 +9,8 @@ happens in SQL, so large tool outputs never leave the server unless a rule needs
 from __future__ import annotations
 
 import heapq
+import queue
+import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -71,6 +73,12 @@ class _Stream:
         self._rows: Iterator[dict[str, Any]] = iter(cursor)
         self._pending: dict[str, Any] | None = next(self._rows, None)
 
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """Every row, for a stream read whole (the sessions themselves)."""
+        while self._pending is not None:
+            row, self._pending = self._pending, next(self._rows, None)
+            yield row
+
     def take(self, session_id: str) -> list[dict[str, Any]]:
         rows = []
         pending = self._pending
@@ -97,7 +105,12 @@ def stream_sessions(
     schema: SchemaReport | None,
     manager=None,
 ) -> Iterator[Card]:
-    """Yield one card per session, in session-id order, as each session's rows arrive."""
+    """Yield one card per session, in session-id order, as each session's rows arrive.
+
+    A reader thread fetches rows and builds sessions while this thread runs the rules:
+    psycopg releases the GIL while it waits for the server, so the server computes the next
+    batch as Python reviews the previous one (a named cursor only works when asked).
+    """
     needs = ruleset.needs
     params = {
         **filters.params(),
@@ -105,9 +118,7 @@ def stream_sessions(
         "logical_floor": ruleset.logical_floor,
     }
     with db.translate_errors("scanning sessions"):
-        sessions = conn.execution_options(stream_results=True, yield_per=500).execute(
-            sa.text(load_query("scan_sessions")), params
-        )
+        sessions = _Stream(conn, "scan_sessions", params, batch=500)
         messages = _Stream(conn, "scan_messages", params)
         extras = {
             need: _Stream(conn, query)
@@ -118,15 +129,51 @@ def stream_sessions(
         }
         keep = Need.CONTENT in needs
         query = db.rule_query(conn)
-        for row in sessions:
-            info = session_info_from_row(row._mapping)
+        built: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
+        stop = threading.Event()
+
+        def read() -> None:
             try:
-                msgs = sort_messages(message_from_row(r, keep_content=keep) for r in messages.take(info.id))
-                session = Session(info, msgs)
-                _attach_extras(session, extras)
-                yield review(session, ruleset, query=query, schema=schema, manager=manager)
-            except Exception as error:  # a session that cannot even be built still gets a card
-                yield _broken_card(info, error)
+                for row in sessions.rows():
+                    info = session_info_from_row(row)
+                    try:
+                        msgs = sort_messages(message_from_row(r, keep_content=keep) for r in messages.take(info.id))
+                        session = Session(info, msgs)
+                        _attach_extras(session, extras)
+                        item: Any = session
+                    except Exception as error:  # a session that cannot even be built still gets a card
+                        item = _broken_card(info, error)
+                    while not stop.is_set():
+                        try:
+                            built.put(item, timeout=0.2)
+                            break
+                        except queue.Full:
+                            continue
+                    if stop.is_set():
+                        return
+                built.put(_END)
+            except BaseException as error:  # handed to the consumer, which raises it
+                built.put(error)
+
+        reader = threading.Thread(target=read, name="nomos-forensics-reader", daemon=True)
+        reader.start()
+        try:
+            while True:
+                item = built.get()
+                if item is _END:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                yield item if isinstance(item, Card) else review(
+                    item, ruleset, query=query, schema=schema, manager=manager
+                )
+        finally:
+            stop.set()
+            reader.join(timeout=5)
+
+
+_END = object()
+READ_AHEAD = 64  # sessions built ahead of the rules; bounds memory to a few sessions' rows
 
 
 def _attach_extras(session: Session, extras: dict[Need, _Stream]) -> None:

@@ -193,11 +193,29 @@ def _read_lines(proc: subprocess.Popen, n: int) -> list[str]:
     return [proc.stdout.readline() for _ in range(n)]
 
 
-def test_connection_lost_mid_scan(sample_dsn, tmp_path):
-    plugin = _plugin(tmp_path, "slow", SLOW_RULE)
-    proc = _start_scan(sample_dsn, plugin)
+@pytest.fixture(scope="module")
+def bulk_dsn(make_db) -> str:
+    """1,500 small sessions: more than the scan reads ahead, so a scan is still fetching."""
+    dsn = make_db()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO sessions (id, title, status, model, created_at)"
+            " SELECT gen_random_uuid(), 'bulk ' || i, 'completed', 'm', now() - i * interval '1 minute'"
+            " FROM generate_series(1, 1500) i"
+        )
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, created_at)"
+            " SELECT s.id, r.role, jsonb_build_object('text', 'hello ' || r.role), s.created_at"
+            " FROM sessions s CROSS JOIN (VALUES ('user'), ('assistant')) r(role)"
+        )
+    return dsn
+
+
+def test_connection_lost_mid_scan(bulk_dsn, tmp_path):
+    plugin = _plugin(tmp_path, "slow", "import time\ntime.sleep(0.02)\nreturn []")
+    proc = _start_scan(bulk_dsn, plugin)
     first = _read_lines(proc, 3)
-    with psycopg.connect(sample_dsn, autocommit=True) as admin:
+    with psycopg.connect(bulk_dsn, autocommit=True) as admin:
         admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE application_name = 'nomos-forensics' AND datname = current_database()"
@@ -208,7 +226,7 @@ def test_connection_lost_mid_scan(sample_dsn, tmp_path):
     for line in lines:
         json.loads(line)  # no partial JSON line
         assert line.endswith("\n")
-    assert "lost the connection" in err and f"{len(lines)} of 36 sessions were done" in err
+    assert "lost the connection" in err and f"{len(lines)} of 1500 sessions were done" in err
     assert "Traceback" not in err
 
 
