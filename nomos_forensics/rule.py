@@ -133,7 +133,12 @@ class Rule:
     # ----------------------------------------------------------------- metadata
     @classmethod
     def sections(cls) -> dict[str, str]:
-        return docstring_sections(cls.__doc__)
+        # parsed once per class: every finding carries the rule's root cause and fix
+        cached = cls.__dict__.get("_sections")
+        if cached is None:
+            cached = docstring_sections(cls.__doc__)
+            cls._sections = cached
+        return cached
 
     @classmethod
     def summary(cls) -> str:

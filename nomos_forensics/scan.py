@@ -53,7 +53,6 @@ class ScanFilters:
         return {
             "since": self.since, "until": self.until, "status": self.status, "model": self.model,
             "limit": self.limit, "partition": self.partition, "partitions": self.partitions,
-            "unfiltered": self.unfiltered,
         }
 
 
@@ -119,9 +118,11 @@ def stream_sessions(
     }
     with db.translate_errors("scanning sessions"):
         sessions = _Stream(conn, "scan_sessions", params, batch=500)
-        messages = _Stream(conn, "scan_messages", params)
+        # unfiltered scans read whole tables in dump order; filtered ones only their sessions
+        suffix = "" if filters.unfiltered else "_filtered"
+        messages = _Stream(conn, "scan_messages" + suffix, params)
         extras = {
-            need: _Stream(conn, query)
+            need: _Stream(conn, query + suffix, params)
             for need, query in (
                 (Need.AUDIT, "scan_audit"), (Need.PLANS, "scan_plan_steps"), (Need.EXECUTIONS, "scan_executions")
             )
