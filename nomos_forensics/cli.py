@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import signal
 import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -239,10 +238,6 @@ def _silence_stdout() -> None:
     except OSError:
         pass
 
-
-def restore_sigpipe() -> None:
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 
 def echo(text: str = "", **kwargs: Any) -> None:

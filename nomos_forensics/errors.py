@@ -61,9 +61,5 @@ class ConfigError(ForensicsError):
     kind = "config"
 
 
-class PluginError(ForensicsError):
-    kind = "plugin"
-
-
 class ConnectionLost(ForensicsError):
     kind = "connection-lost"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -377,11 +377,3 @@ def excerpt(text: str | None, limit: int = 200) -> str:
         return ""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def first_line_summary(text: str | None, limit: int = 120) -> str:
-    return excerpt(text, limit)
-
-
-def counts_by_role(messages: Sequence[Message]) -> Counter[str]:
-    return Counter(m.role for m in messages)

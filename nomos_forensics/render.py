@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from tabulate import tabulate
@@ -133,7 +133,3 @@ def human_bytes(n: int | float | None) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} B"
-
-
-def join_nonempty(parts: Iterable[str], sep: str = ", ") -> str:
-    return sep.join(p for p in parts if p)

@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterator
 
 from nomos_forensics import Finding, Rule, Severity, hookimpl
-from nomos_forensics.text import canonical, normalise, sentences
+from nomos_forensics.model import excerpt
+from nomos_forensics.text import canonical, sentences
 
 
 def _verbs(*words: str) -> str:
@@ -270,12 +271,21 @@ class CantRun(Rule):
                 hits.append((message, claim))
         if not hits:
             return
-        first = normalise(hits[0][1])
+        quoted = [(message, _in_original(message.text, claim)) for message, claim in hits]
+        first = excerpt(quoted[0][1], 80)
         yield self.finding(
-            f"agent says it cannot act ({len(hits)} message{'s' if len(hits) > 1 else ''}): \"{first[:80]}\"",
-            hits,
-            blocker=f"agent refused/claimed no capability: \"{first[:60]}\"",
+            f"agent says it cannot act ({len(hits)} message{'s' if len(hits) > 1 else ''}): \"{first}\"",
+            quoted,
+            blocker=f"agent says it cannot act: \"{excerpt(quoted[0][1], 70)}\"",
         )
+
+
+def _in_original(text: str, sentence: str) -> str:
+    """The claim as the agent wrote it (inline code kept), from where the matched sentence starts."""
+    flat = " ".join(text.split())
+    head = " ".join(sentence.split()[:3])
+    start = flat.lower().find(head.lower()) if head else -1
+    return flat[start:] if start >= 0 else sentence
 
 
 @hookimpl
