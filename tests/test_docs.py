@@ -73,3 +73,11 @@ def test_readme_outcome_rule_is_the_code_docstring():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("<!-- outcome-rule -->")[1].split("<!-- /outcome-rule -->")[0].strip()
     assert block == inspect.cleandoc(decide_outcome.__doc__).split("\n", 1)[1].strip()
+
+
+def test_readme_rules_table_matches_the_rules():
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| (NF\d+) \| `([a-z-]+)` \| (\w+) \|", readme, re.M))
+    assert rows == {(s.code, s.name, s.cls.default_severity().label) for s in RULES}
