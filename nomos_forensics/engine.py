@@ -199,15 +199,21 @@ def load_extras(db, conn, session: Session, needs: set[Need], schema: SchemaRepo
         rows = db.query(conn, "session_audit", params, purpose="reading the audit log")
         session.extras["audit_log"] = [r.row for r in rows]
     if Need.PLANS in needs and _available(schema, Need.PLANS):
-        plans: dict[str, dict[str, Any]] = {}
-        for r in db.query(conn, "session_plan_steps", params, purpose="reading plans"):
-            plan = plans.setdefault(str(r.plan.get("id")), {**r.plan, "steps": []})
-            if r.step is not None:
-                plan["steps"].append(r.step)
-        session.extras["plans"] = list(plans.values())
+        rows = db.query(conn, "session_plan_steps", params, purpose="reading plans")
+        session.extras["plans"] = plans_with_steps(r._mapping for r in rows)
     if Need.EXECUTIONS in needs and _available(schema, Need.EXECUTIONS):
         rows = db.query(conn, "session_executions", params, purpose="reading executions")
         session.extras["executions"] = [r.row for r in rows]
+
+
+def plans_with_steps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Plan rows joined with their steps (one row per step) folded into plans with a `steps` list."""
+    plans: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        plan = plans.setdefault(str(row["plan"].get("id")), {**row["plan"], "steps": []})
+        if row["step"] is not None:
+            plan["steps"].append(row["step"])
+    return list(plans.values())
 
 
 def _available(schema: SchemaReport | None, need: Need) -> bool:

@@ -22,7 +22,7 @@ from psycopg.rows import dict_row
 
 from .card import Card, RuleError, Stats
 from .db import Database, load_query
-from .engine import NEED_TABLES, RuleSet, review, session_info_from_row
+from .engine import NEED_TABLES, RuleSet, plans_with_steps, review, session_info_from_row
 from .model import Message, Session, message_from_row, sort_messages
 from .render import human_bytes
 from .rule import Need
@@ -181,12 +181,7 @@ def _attach_extras(session: Session, extras: dict[Need, _Stream]) -> None:
     if Need.AUDIT in extras:
         session.extras["audit_log"] = [r["row"] for r in extras[Need.AUDIT].take(session.id)]
     if Need.PLANS in extras:
-        plans: dict[str, dict[str, Any]] = {}
-        for r in extras[Need.PLANS].take(session.id):
-            plan = plans.setdefault(str(r["plan"].get("id")), {**r["plan"], "steps": []})
-            if r["step"] is not None:
-                plan["steps"].append(r["step"])
-        session.extras["plans"] = list(plans.values())
+        session.extras["plans"] = plans_with_steps(extras[Need.PLANS].take(session.id))
     if Need.EXECUTIONS in extras:
         session.extras["executions"] = [r["row"] for r in extras[Need.EXECUTIONS].take(session.id)]
 
