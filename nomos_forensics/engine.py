@@ -61,11 +61,6 @@ class RuleSet:
         floors = [f for a in self.active if (f := a.rule.logical_size_floor()) is not None]
         return min(floors) if floors else NEVER
 
-    def option(self, name: str, key: str, default: Any = None) -> Any:
-        for active in self.active:
-            if active.rule.name == name:
-                return active.rule.options.get(key, default)
-        return default
 
 
 def _matches(spec: RuleSpec, selector: str) -> bool:

@@ -60,12 +60,6 @@ class Registry:
     rules: list[RuleSpec] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
 
-    def by_key(self) -> dict[str, RuleSpec]:
-        keys: dict[str, RuleSpec] = {}
-        for spec in self.rules:
-            keys[spec.code.lower()] = spec
-            keys[spec.name.lower()] = spec
-        return keys
 
 
 def _describe_error(error: BaseException) -> str:

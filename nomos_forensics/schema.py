@@ -162,10 +162,6 @@ class SchemaReport:
     def compatible(self) -> bool:
         return not self.core_problems
 
-    def json_expr(self, table: str, column: str, alias: str | None = None) -> str:
-        """SQL for a JSON column as jsonb, whether it is stored as jsonb or json."""
-        ref = f"{alias}.{column}" if alias else column
-        return f"({ref})::jsonb" if self.column_type(table, column) == "json" else ref
 
 
 def reflect(conn: sa.Connection, database) -> SchemaReport:
