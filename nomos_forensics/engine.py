@@ -62,7 +62,6 @@ class RuleSet:
         return min(floors) if floors else NEVER
 
 
-
 def _matches(spec: RuleSpec, selector: str) -> bool:
     s = selector.strip().lower()
     return s in ("all", spec.code.lower(), spec.name.lower()) or (

@@ -61,7 +61,6 @@ class Registry:
     problems: list[LoadProblem] = field(default_factory=list)
 
 
-
 def _describe_error(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__

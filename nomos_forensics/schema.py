@@ -163,7 +163,6 @@ class SchemaReport:
         return not self.core_problems
 
 
-
 def reflect(conn: sa.Connection, database) -> SchemaReport:
     """Read the live schema once (one catalog query) and compare it with the contract."""
     rows = database.query(
