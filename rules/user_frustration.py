@@ -324,24 +324,64 @@ def _required(branch: str) -> tuple[str, ...] | None:
     return max(options, key=lambda words: (min(map(len, words)), -len(words))) if options else None
 
 
-def _gated(patterns):
-    return [(item, _literals(item[1] if isinstance(item, tuple) else item)) for item in patterns]
+class _Prefilter:
+    """Which patterns can match a text at all: each pattern's required words (`_literals`)
+    mapped to a bit, and a text's mask the union over its letter runs. A required word is made
+    of letters, so it occurs in a text only inside one run of letters; runs repeat across
+    messages (it is a vocabulary), so each run's mask is computed once and kept."""
+
+    MAX_CACHED = 1 << 16
+
+    def __init__(self) -> None:
+        self.bits: dict[str, int] = {}  # required word -> patterns needing it
+        self.always = 0  # patterns with no required word: always tried
+        self.size = 0
+        self._runs: dict[str, int] = {}
+
+    def gate(self, patterns) -> tuple[int, list]:
+        """Give `patterns` the next bits: (their first bit, the patterns)."""
+        first = self.size
+        for item in patterns:
+            bit = 1 << self.size
+            self.size += 1
+            literals = _literals(item[1] if isinstance(item, tuple) else item)
+            if literals is None:
+                self.always |= bit
+            for word in literals or ():
+                self.bits[word] = self.bits.get(word, 0) | bit
+        return first, list(patterns)
+
+    def mask(self, text: str) -> int:
+        mask, runs = self.always, self._runs
+        for run in set(_LITERAL.findall(text)):
+            bits = runs.get(run)
+            if bits is None:
+                bits = 0
+                for word, word_bits in self.bits.items():
+                    if word in run:
+                        bits |= word_bits
+                if len(runs) >= self.MAX_CACHED:
+                    runs.clear()
+                runs[run] = bits
+            mask |= bits
+        return mask
 
 
-_CORRECTIONS_GATED = _gated(_CORRECTIONS)
-_NUDGES_GATED = _gated(_NUDGES)
-_RETRY_GATED = _gated(_RETRY)
+_PREFILTER = _Prefilter()
+_CORRECTIONS_GATED = _PREFILTER.gate(_CORRECTIONS)
+_NUDGES_GATED = _PREFILTER.gate(_NUDGES)
+_RETRY_GATED = _PREFILTER.gate(_RETRY)
+_candidate_mask = _PREFILTER.mask
 
 
-def _candidates(gated, text: str):
-    for item, literals in gated:
-        if literals is None:
-            yield item
-            continue
-        for word in literals:
-            if word in text:
-                yield item
-                break
+def _candidates(gated: tuple[int, list], mask: int) -> Iterator:
+    """The patterns of a gated group whose bit is set in `mask`, in their order."""
+    first, items = gated
+    bits = (mask >> first) & ((1 << len(items)) - 1)
+    while bits:
+        lowest = bits & -bits
+        yield items[lowest.bit_length() - 1]
+        bits ^= lowest
 
 
 # A bare "no" opens a correction, unless it answers the assistant's question or closes politely.
@@ -411,15 +451,18 @@ def content_tokens(normalised: str) -> list[str]:
     return [t for t in _TOKEN.findall(text) if t not in _FILLER_WORDS]
 
 
-def _weight(tokens: list[str]) -> float:
-    return sum(0.5 if re.match(rf"[{_SPACELESS}]", t) else 1.0 for t in tokens)
+_SPACELESS_CHAR = re.compile(rf"[{_SPACELESS}]")
 
 
-def substantive(normalised: str) -> bool:
-    tokens = content_tokens(normalised)
-    return _weight(tokens) >= MIN_CONTENT and len(normalised) >= (
-        MIN_CHARS if not re.search(rf"[{_SPACELESS}]", normalised) else 6
-    )
+def substantive(normalised: str, tokens: list[str] | None = None) -> bool:
+    """Whether a message says enough to count as a request (`tokens`: its content_tokens, if known)."""
+    if tokens is None:
+        tokens = content_tokens(normalised)
+    if normalised.isascii():
+        return len(tokens) >= MIN_CONTENT and len(normalised) >= MIN_CHARS
+    # a character of a script without spaces is a token of its own and weighs half a word
+    weight = len(tokens) - 0.5 * sum(1 for t in tokens if _SPACELESS_CHAR.match(t))
+    return weight >= MIN_CONTENT and len(normalised) >= (MIN_CHARS if not _SPACELESS_CHAR.search(normalised) else 6)
 
 
 def near_repeat(a: list[str], b: list[str]) -> bool:
@@ -429,7 +472,8 @@ def near_repeat(a: list[str], b: list[str]) -> bool:
     if max(len(a), len(b)) > MAX_TOKENS:
         return a == b
     matcher = SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.ratio() < SIMILAR:
+    # quick_ratio bounds ratio from above and costs a fraction of it
+    if matcher.quick_ratio() < SIMILAR or matcher.ratio() < SIMILAR:
         return False
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op != "replace":
@@ -455,7 +499,14 @@ def _typo(x: str, y: str) -> bool:
 
 def asks(text: str | None) -> bool:
     """Whether an assistant reply ends by asking the user something (a question or a confirmation)."""
-    tail = normalise(text)[-400:]
+    return _asks(normalise(text))
+
+
+def _asks(reply: str | None) -> bool:
+    """`asks` on an already normalised reply (None: there was none)."""
+    if not reply:
+        return False
+    tail = reply[-400:]
     return "?" in tail or bool(_CONFIRMATION_REQUEST.search(tail))
 
 
@@ -508,19 +559,19 @@ class UserFrustration(Rule):
             if message.role != "user":
                 continue
             text = normalise(message.text)
-            asked = asks(assistant_text)
+            tokens = content_tokens(text)
+            is_request = substantive(text, tokens)
+            reply = normalise(assistant_text) if assistant_text is not None else None  # once per reply
             if seen_assistant and text:
-                reason = self._correction(text, assistant_text)
-                if reason is None and previous is not None and substantive(text):
+                reason = self._correction(text, reply)
+                if reason is None and previous is not None and is_request:
                     before, before_tokens, before_question = previous
-                    if near_repeat(before_tokens, content_tokens(text)) and not _answers(
-                        text, before_tokens, assistant_text, before_question
-                    ):
+                    if near_repeat(before_tokens, tokens) and not _answers(text, before_tokens, reply, before_question):
                         reason = f"repeat of message {before.id} (turn {before.turn})"
                 if reason:
                     hits.append((message, f"{reason}: \u201c{excerpt(message.text, 150)}\u201d"))
-            if substantive(text):
-                previous = (message, content_tokens(text), assistant_text if asked else None)
+            if is_request:
+                previous = (message, tokens, reply if _asks(reply) else None)
             assistant_text = None
         if not hits:
             return
@@ -533,28 +584,30 @@ class UserFrustration(Rule):
         )
 
     @staticmethod
-    def _correction(text: str, assistant_text: str | None) -> str | None:
-        """Why `text` (normalised) corrects, rebukes or nudges the agent, or None."""
-        for lang, pattern in _candidates(_CORRECTIONS_GATED, text):
+    def _correction(text: str, reply: str | None) -> str | None:
+        """Why `text` corrects, rebukes or nudges the agent, or None (`text` and the assistant's
+        `reply` before it normalised; `reply` None when there was none)."""
+        mask = _candidate_mask(text)
+        for lang, pattern in _candidates(_CORRECTIONS_GATED, mask):
             match = pattern.search(text)
             if match:
                 return f"correction ({lang}: \u201c{match.group(0).strip()}\u201d)"
-        for pattern in _candidates(_NUDGES_GATED, text):
+        for pattern in _candidates(_NUDGES_GATED, mask):
             if pattern.search(text):
                 return "nudge (no answer, or disbelief)"
-        for pattern in _candidates(_RETRY_GATED, text):
+        for pattern in _candidates(_RETRY_GATED, mask):
             match = pattern.search(text)
             if match and not _CONDITIONAL.search(_sentence_before(text, match.start())):
                 return f"retry request (\u201c{match.group(0).strip()}\u201d)"
-        return UserFrustration._weak_signal(text, assistant_text)
+        return UserFrustration._weak_signal(text, reply)
 
     @staticmethod
-    def _weak_signal(text: str, assistant_text: str | None) -> str | None:
+    def _weak_signal(text: str, reply: str | None) -> str | None:
         """Signals that depend on what the assistant said just before."""
-        refused = assistant_text is not None and REFUSAL.search(normalise(assistant_text)[-600:])
+        refused = reply is not None and REFUSAL.search(reply[-600:])
         if refused and any(p.search(text) for p in _PUSHBACK):
             return "pushback on a refusal"
-        if not asks(assistant_text) and _LEADING_NO.match(text) and not _POLITE_NO.match(text):
+        if not _asks(reply) and _LEADING_NO.match(text) and not _POLITE_NO.match(text):
             return "correction (leading no)"
         return None
 
@@ -564,13 +617,14 @@ def _sentence_before(text: str, end: int) -> str:
     return text[start + 1:end]
 
 
-def _answers(text: str, before_tokens: list[str], assistant_text: str | None, before_question: str | None) -> bool:
-    """Whether a repeated message is an answer to the assistant rather than a re-sent request."""
-    if assistant_text is None or not asks(assistant_text):
+def _answers(text: str, before_tokens: list[str], reply: str | None, before_question: str | None) -> bool:
+    """Whether a repeated message is an answer to the assistant rather than a re-sent request
+    (`reply` and `before_question`: normalised assistant texts, or None)."""
+    if not _asks(reply):
         return False
     if _AFFIRMATION.match(text) or _LEADING_NO.match(text):
         return True
-    asked = normalise(assistant_text)
+    asked = reply
     if _CONFIRMATION_REQUEST.search(asked[-400:]):
         return True  # the user retyped the request to confirm it
     echoed = set(content_tokens(asked))
@@ -578,7 +632,7 @@ def _answers(text: str, before_tokens: list[str], assistant_text: str | None, be
         return True  # the assistant quoted the request back and asked about it
     if before_question is not None:
         # both messages answer questions: the same words to different questions are answers
-        return SequenceMatcher(None, content_tokens(normalise(before_question)), content_tokens(asked)).ratio() < 0.8
+        return SequenceMatcher(None, content_tokens(before_question), content_tokens(asked)).ratio() < 0.8
     return False
 
 

@@ -28,9 +28,9 @@ def _user_texts() -> list[str]:
 def test_user_frustration_literal_prefilter_is_exact(monkeypatch):
     texts = _user_texts()
     assert len(texts) > 1000
-    before = ("Do you want me to restart it?", "I can't run that.", None)
+    before = (uf.normalise("Do you want me to restart it?"), uf.normalise("I can't run that."), None)
     gated = [[uf.UserFrustration._correction(uf.normalise(t), a) for a in before] for t in texts]
-    monkeypatch.setattr(uf, "_candidates", lambda gated_patterns, text: (item for item, _ in gated_patterns))
+    monkeypatch.setattr(uf, "_candidate_mask", lambda text: -1)  # every pattern is tried
     plain = [[uf.UserFrustration._correction(uf.normalise(t), a) for a in before] for t in texts]
     assert gated == plain
     assert sum(1 for g in gated if any(g)) > 100  # the corpus exercises the patterns

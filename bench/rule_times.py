@@ -1,0 +1,115 @@
+"""Where a scan's client time goes, rule by rule: CPU per message of building sessions, of each
+rule's check, and of building the card, on the first N sessions of the bench database.
+
+    .venv/bin/python bench/rule_times.py [--dsn DSN] [--sessions 5000] [--repeat 3]
+
+Sessions are read once (as `scan` reads them) and held in memory, then each stage is timed
+`--repeat` times on the same objects and the best run is kept, so the figures compare stages
+measured side by side in one process rather than across noisy runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import nomos_forensics.scan as scan_mod  # noqa: E402
+from nomos_forensics import plugins  # noqa: E402
+from nomos_forensics.card import Stats, decide_outcome, objective_of  # noqa: E402
+from nomos_forensics.config import Config  # noqa: E402
+from nomos_forensics.db import ConnectionSettings, Database  # noqa: E402
+from nomos_forensics.engine import build_ruleset, review  # noqa: E402
+from nomos_forensics.render import card_json  # noqa: E402
+from nomos_forensics.rule import RuleContext  # noqa: E402
+from nomos_forensics.scan import ScanFilters, Summary, stream_sessions  # noqa: E402
+from nomos_forensics.schema import reflect  # noqa: E402
+
+
+def default_dsn() -> str:
+    meta = HERE / "out" / "meta.json"
+    if meta.exists():
+        return json.loads(meta.read_text())["dsn"]
+    return "host=127.0.0.1 user=postgres dbname=nomos_forensics_bench"
+
+
+def best_of(repeat: int, fn) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dsn", default=None)
+    ap.add_argument("--sessions", type=int, default=5000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+
+    db = Database(ConnectionSettings.resolve(args.dsn or default_dsn()))
+    registry = plugins.load(())
+    with db.connect("timing rules") as conn:
+        schema = reflect(conn, db)
+        ruleset = build_ruleset(registry, Config(), schema=schema)
+        # the stream as scan reads it, with review() swapped for "keep the session"
+        t0 = time.process_time()
+        original = scan_mod.review
+        scan_mod.review = lambda session, *a, **k: session
+        try:
+            sessions = list(stream_sessions(db, conn, ruleset, ScanFilters(limit=args.sessions), schema))
+        finally:
+            scan_mod.review = original
+        read_s = time.process_time() - t0
+    db.dispose()
+
+    messages = sum(len(s.messages) for s in sessions)
+    ctx = RuleContext(query=None, schema=schema)
+    rows = [("read + build sessions (client CPU)", read_s)]
+
+    def card_only():
+        for s in sessions:
+            Stats.of(s)
+            objective_of(s)
+            decide_outcome(s, [])
+
+    rows.append(("card: stats, objective, outcome", best_of(args.repeat, card_only)))
+    for active in ruleset.active:
+        rule = active.rule
+
+        def run(rule=rule):
+            for s in sessions:
+                for _ in rule.check(s, ctx) or ():
+                    pass
+
+        rows.append((f"{rule.code} {rule.name}", best_of(args.repeat, run)))
+    cards = [review(s, ruleset, query=None, schema=schema) for s in sessions]
+
+    def render():
+        for card in cards:
+            card_json(card, indent=None)
+
+    def summarise():
+        summary = Summary()
+        for card in cards:
+            summary.add(card)
+
+    rows.append(("render the JSON line", best_of(args.repeat, render)))
+    rows.append(("add to the summary", best_of(args.repeat, summarise)))
+    total = sum(s for _, s in rows)
+    print(f"{len(sessions)} sessions, {messages} messages; best of {args.repeat} (CPU time)\n")
+    print(f"{'stage':45} {'s':>8} {'us/message':>11} {'share':>6}")
+    for name, seconds in rows:
+        print(f"{name:45} {seconds:8.3f} {1e6 * seconds / messages:11.2f} {100 * seconds / total:5.1f}%")
+    print(f"{'total':45} {total:8.3f} {1e6 * total / messages:11.2f}")
+
+
+if __name__ == "__main__":
+    main()
