@@ -180,7 +180,7 @@ def load_session(
         purpose="reading the session's messages",
     )
     keep = Need.CONTENT in needs
-    messages = [message_from_row(r._mapping, keep_content=keep) for r in message_rows]
+    messages = [message_from_row(r, keep_content=keep) for r in message_rows]
     session = Session(info, messages)
     load_extras(db, conn, session, needs, schema)
     return session

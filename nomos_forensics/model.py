@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -325,45 +325,68 @@ _NO_CALLS: tuple[ToolCall, ...] = ()
 _UNNAMED = ToolCall(name=None)
 
 
-def message_from_row(row: Mapping[str, Any], *, keep_content: bool = False) -> Message:
-    """Build a Message from a row of session_messages.sql (slim columns, `content` when shipped).
+_CALLS_CACHE: dict[tuple[tuple[str, ...], int], tuple[ToolCall, ...]] = {}
+_CALLS_CACHE_MAX = 4096
+
+
+def _slim_calls(raw_names: Any, count: int) -> tuple[ToolCall, ...]:
+    """The calls of a slim row: its names, then unnamed calls up to `count`. ToolCalls are
+    immutable and a database has few distinct lists of names, so each list is built once."""
+    names = tuple(n.strip() for n in (raw_names or ()) if isinstance(n, str) and n.strip())
+    key = (names, count)
+    calls = _CALLS_CACHE.get(key)
+    if calls is None:
+        calls = tuple(ToolCall(name=n) for n in names) + (_UNNAMED,) * max(0, count - len(names))
+        if len(_CALLS_CACHE) >= _CALLS_CACHE_MAX:
+            _CALLS_CACHE.clear()
+        _CALLS_CACHE[key] = calls
+    return calls
+
+
+# The columns of the {message_columns} SQL fragment, in its order: message_from_row reads rows
+# by position (a million-row scan fetches plain tuples). Streams check the names once.
+MESSAGE_COLUMNS = (
+    "id", "role", "created_at", "content_shipped", "content", "text", "call_names", "call_count",
+    "result_names", "result_count", "tool_name", "is_error", "error", "finish_reason", "disk_bytes",
+    "logical_bytes",
+)
+
+
+def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Message:
+    """Build a Message from a row of session_messages.sql (MESSAGE_COLUMNS, in that order).
 
     This runs once per message on a million-row scan, so the slim path is kept tight.
     """
-    role = row["role"]
+    (id_, role, created_at, content_shipped, content, text, call_names, call_count, result_names, result_count,
+     tool_name, is_error, error, finish_reason, disk_bytes, logical_bytes) = row[:16]
     role = role.strip().lower() if isinstance(role, str) else "unknown"
-    if row["content_shipped"]:
-        fields, shape, normalised = fields_from_content(row.get("content"))
+    if content_shipped:
+        fields, shape, normalised = fields_from_content(content)
         return Message(
-            int(row["id"]), role, row["created_at"], fields.text, fields.tool_calls, fields.tool_results,
-            fields.tool_name, fields.is_error, fields.error, fields.finish_reason, row.get("disk_bytes"),
-            row.get("logical_bytes"), shape, normalised if keep_content else None,
+            int(id_), role, created_at, fields.text, fields.tool_calls, fields.tool_results,
+            fields.tool_name, fields.is_error, fields.error, fields.finish_reason, disk_bytes,
+            logical_bytes, shape, normalised if keep_content else None,
         )
-    count = row["call_count"]
-    if count:
-        names = [n.strip() for n in (row["call_names"] or ()) if isinstance(n, str) and n.strip()]
-        calls = tuple(ToolCall(name=n) for n in names)
-        if count > len(names):
-            calls += (_UNNAMED,) * (count - len(names))
-    else:
-        calls = _NO_CALLS
-    result_count = row["result_count"]
-    if result_count or row["result_names"]:
-        result_names = row["result_names"] or ()
+    calls = _slim_calls(call_names, call_count) if call_count else _NO_CALLS
+    if result_count or result_names:
+        result_names = result_names or ()
         results = tuple(
             ToolResult(name=_as_name(result_names[i]) if i < len(result_names) else None)
             for i in range(max(result_count, len(result_names)))
         )
     else:
         results = ()
-    is_error = row["is_error"]
-    tool_name = row["tool_name"]
     return Message(
-        int(row["id"]), role, row["created_at"], row["text"], calls, results,
+        int(id_), role, created_at, text, calls, results,
         tool_name.strip() or None if tool_name else None,
         is_error is not None and is_error.strip().lower() in _TRUE_TEXT,
-        row["error"] or None, row["finish_reason"], row["disk_bytes"], row["logical_bytes"], "object", None,
+        error or None, finish_reason, disk_bytes, logical_bytes, "object", None,
     )
+
+
+def message_from_mapping(row: Mapping[str, Any], *, keep_content: bool = False) -> Message:
+    """message_from_row for a mapping of MESSAGE_COLUMNS (missing ones are NULL)."""
+    return message_from_row(tuple(row.get(name) for name in MESSAGE_COLUMNS), keep_content=keep_content)
 
 
 def sort_messages(messages: Iterable[Message]) -> list[Message]:

@@ -12,18 +12,19 @@ import heapq
 import queue
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 import sqlalchemy as sa
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 
 from .card import Card, RuleError, Stats
 from .db import Database, load_query
 from .engine import NEED_TABLES, RuleSet, plans_with_steps, review, session_info_from_row
-from .model import Message, Session, message_from_row, sort_messages
+from .model import MESSAGE_COLUMNS, Message, Session, message_from_row, sort_messages
 from .render import human_bytes
 from .rule import Need
 from .schema import SchemaReport
@@ -59,18 +60,26 @@ class ScanFilters:
 class _Stream:
     """A server-side cursor read in session-id order, handing out one session's rows at a time.
 
-    Rows are plain dicts from a psycopg named cursor (cheaper than SQLAlchemy rows on the
-    million-row path); the SQL still comes from sql/queries and its parameters are bound.
+    Rows come from a psycopg named cursor (cheaper than SQLAlchemy rows on the million-row
+    path): dicts, or with `columns` plain tuples in that order, the session id last. The SQL
+    still comes from sql/queries and its parameters are bound.
     """
 
     def __init__(self, conn: sa.Connection, name: str, params: Mapping[str, Any] | None = None,
-                 batch: int = STREAM_BATCH) -> None:
+                 batch: int = STREAM_BATCH, columns: tuple[str, ...] | None = None) -> None:
         compiled = sa.text(load_query(name)).compile(dialect=conn.dialect)
-        cursor = conn.connection.dbapi_connection.cursor(name=f"nomos_forensics_{name}", row_factory=dict_row)
+        cursor = conn.connection.dbapi_connection.cursor(
+            name=f"nomos_forensics_{name}", row_factory=dict_row if columns is None else tuple_row
+        )
         cursor.itersize = batch
         cursor.execute(str(compiled), {k: v for k, v in dict(params or {}).items() if k in compiled.params})
-        self._rows: Iterator[dict[str, Any]] = iter(cursor)
-        self._pending: dict[str, Any] | None = next(self._rows, None)
+        self._rows: Iterator[Any] = iter(cursor)
+        self._pending: Any = next(self._rows, None)
+        self._key: Callable[[Any], str] = itemgetter("session_id" if columns is None else -1)
+        if columns is not None:
+            got = tuple(c.name for c in cursor.description or ())
+            if got != (*columns, "session_id"):  # the SQL and the positional reader must agree
+                raise RuntimeError(f"{name}.sql returns columns {got}, expected {(*columns, 'session_id')}")
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every row, for a stream read whole (the sessions themselves)."""
@@ -81,8 +90,9 @@ class _Stream:
     def take(self, session_id: str) -> list[dict[str, Any]]:
         rows = []
         pending = self._pending
+        key_of = self._key
         while pending is not None:
-            key = pending["session_id"]
+            key = key_of(pending)
             if key > session_id:
                 break
             if key == session_id:
@@ -120,7 +130,7 @@ def stream_sessions(
         sessions = _Stream(conn, "scan_sessions", params, batch=500)
         # unfiltered scans read whole tables in dump order; filtered ones only their sessions
         suffix = "" if filters.unfiltered else "_filtered"
-        messages = _Stream(conn, "scan_messages" + suffix, params)
+        messages = _Stream(conn, "scan_messages" + suffix, params, columns=MESSAGE_COLUMNS)
         extras = {
             need: _Stream(conn, query + suffix, params)
             for need, query in (

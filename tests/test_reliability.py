@@ -22,7 +22,7 @@ from nomos_forensics.config import Config
 from nomos_forensics.db import ConnectionSettings, Database, retry_on_standby_conflict
 from nomos_forensics.engine import build_ruleset, review
 from nomos_forensics.errors import QueryFailed
-from nomos_forensics.model import Session, SessionInfo, message_from_row
+from nomos_forensics.model import Session, SessionInfo, message_from_mapping
 from nomos_forensics.testing import insert_case, review_case
 
 from .helpers import SCRIPT, invoke
@@ -303,8 +303,8 @@ _RULESET = build_ruleset(_REGISTRY, Config())
 @given(st.lists(st.tuples(ROLES, json_values), min_size=1, max_size=12))
 def test_normaliser_and_every_rule_never_raise(rows):
     messages = [
-        message_from_row({"id": i, "role": role, "created_at": None, "content": content, "content_shipped": True},
-                         keep_content=True)
+        message_from_mapping({"id": i, "role": role, "created_at": None, "content": content, "content_shipped": True},
+                             keep_content=True)
         for i, (role, content) in enumerate(rows)
     ]
     card = review(Session(SessionInfo(id="00000000-0000-4000-8000-000000000000"), messages), _RULESET)
