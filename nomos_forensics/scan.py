@@ -308,17 +308,17 @@ class Summary:
             "sessions_with_findings": self.sessions_with_findings,
             "signatures": [
                 {"rule": rule, "sessions": n, "share": self.share(n)}
-                for rule, n in self.by_rule.most_common()
+                for rule, n in ranked(self.by_rule)
             ],
-            "severity": dict(self.by_severity),
-            "outcomes": dict(self.outcomes),
+            "severity": dict(ranked(self.by_severity)),
+            "outcomes": dict(ranked(self.outcomes)),
             "worst_sessions": self.worst,
             "tools": [
                 {"name": name, "calls": n, "sessions": self.tool_sessions[name]}
-                for name, n in self.tool_calls.most_common()
+                for name, n in ranked(self.tool_calls)
             ],
             "fanout_offenders": [
-                {"tool": tool, **entry} for tool, entry in sorted(self.fanout.items(), key=lambda kv: -kv[1]["turns"])
+                {"tool": tool, **entry} for tool, entry in sorted(self.fanout.items(), key=lambda kv: (-kv[1]["turns"], kv[0]))
             ],
             "models": [
                 {
@@ -326,14 +326,19 @@ class Summary:
                     "sessions": counts["sessions"],
                     "signatures": {
                         rule: {"sessions": counts[rule], "rate": self.share(counts[rule], counts["sessions"])}
-                        for rule in self.by_rule if counts[rule]
+                        for rule, _ in ranked(self.by_rule) if counts[rule]
                     },
                 }
-                for model, counts in sorted(self.models.items(), key=lambda kv: -kv[1]["sessions"])
+                for model, counts in sorted(self.models.items(), key=lambda kv: (-kv[1]["sessions"], kv[0]))
             ],
             "biggest_messages": self.biggest,
-            "rule_errors": dict(self.rule_errors),
+            "rule_errors": dict(ranked(self.rule_errors)),
         }
+
+
+def ranked(counts: Counter) -> list[tuple[str, int]]:
+    """Most common first, ties by name: the same summary whatever order cards were added in."""
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def summary_tables(summary: Summary) -> list[tuple[str, list[str], list[list[Any]]]]:
@@ -346,16 +351,16 @@ def summary_tables(summary: Summary) -> list[tuple[str, list[str], list[list[Any
            s.by_severity["blocker"], s.by_severity["friction"], s.by_severity["cosmetic"],
            s.outcomes["achieved"], s.outcomes["failed"], s.outcomes["partial"], s.outcomes["unknown"]]]),
         ("Signatures", ["rule", "sessions", "share"],
-         [[rule, n, pct(n)] for rule, n in s.by_rule.most_common()]),
+         [[rule, n, pct(n)] for rule, n in ranked(s.by_rule)]),
         ("Worst sessions", ["id", "title", "severity", "outcome", "findings"],
          [[w["id"][:8], _cut(w["title"], 40), w["severity"], w["outcome"], ", ".join(w["findings"])] for w in s.worst]),
         ("Tools", ["tool", "calls", "sessions", "fan-out turns", "max calls in a turn"],
          [[name, n, s.tool_sessions[name], s.fanout.get(name, {}).get("turns", 0),
-           s.fanout.get(name, {}).get("max_calls", "")] for name, n in s.tool_calls.most_common(15)]),
+           s.fanout.get(name, {}).get("max_calls", "")] for name, n in ranked(s.tool_calls)[:15]]),
     ]
     by_model = []
-    for model, counts in sorted(s.models.items(), key=lambda kv: -kv[1]["sessions"]):
-        fired = [(rule, counts[rule]) for rule, _ in s.by_rule.most_common() if counts[rule]]
+    for model, counts in sorted(s.models.items(), key=lambda kv: (-kv[1]["sessions"], kv[0])):
+        fired = [(rule, counts[rule]) for rule, _ in ranked(s.by_rule) if counts[rule]]
         cells = ", ".join(f"{rule} {n} ({pct(n, counts['sessions'])})" for rule, n in fired) or "none"
         by_model.append([model, counts["sessions"], cells])
     tables.append(("Signatures by model", ["model", "sessions", "signatures (sessions, rate)"], by_model))
@@ -365,7 +370,7 @@ def summary_tables(summary: Summary) -> list[tuple[str, list[str], list[list[Any
           human_bytes(b["disk_bytes"])] for b in s.biggest],
     ))
     if s.rule_errors:
-        tables.append(("Rule errors", ["rule", "sessions"], [[r, n] for r, n in s.rule_errors.most_common()]))
+        tables.append(("Rule errors", ["rule", "sessions"], [[r, n] for r, n in ranked(s.rule_errors)]))
     return tables
 
 
@@ -396,8 +401,9 @@ def card_results(cards: Iterator[Card], summary: Summary, fail_on) -> Iterator[t
         yield card, bool(card.errors) or fail_on_reached([card], fail_on)
 
 
-def _worker(job: ScanJob, queue) -> None:
-    """Scan one hash partition and send ("card", json line, failed) ... then ("done", summary)."""
+def _worker(job: ScanJob, channel) -> None:
+    """Scan one hash partition and send ("card", session id, json line, failed) ... then
+    ("done", summary), or ("error", class name, message)."""
     import signal
 
     from . import plugins
@@ -416,60 +422,86 @@ def _worker(job: ScanJob, queue) -> None:
             ruleset = build_ruleset(registry, job.config, select=job.select, ignore=job.ignore, schema=schema)
             cards = stream_sessions(db, conn, ruleset, job.filters, schema, manager=registry.manager)
             for card, failed in card_results(cards, summary, job.fail_on):
-                queue.put(("card", card_json(card, indent=None), failed))
-        queue.put(("done", summary))
+                channel.put(("card", card.session.id, card_json(card, indent=None), failed))
+        channel.put(("done", summary))
     except ForensicsError as error:
-        queue.put(("error", type(error).__name__, error.message, summary.sessions))
+        channel.put(("error", type(error).__name__, error.message))
     except Exception as error:  # reported by the parent as one line
-        queue.put(("error", "QueryFailed", f"scan worker failed: {type(error).__name__}: {error}", summary.sessions))
+        channel.put(("error", "QueryFailed", f"scan worker failed: {type(error).__name__}: {error}"))
     finally:
         db.dispose()
+
+
+WORKER_QUEUE = 256  # cards a worker may run ahead of the merge
 
 
 def parallel_scan(job: ScanJob, jobs: int) -> Iterator[tuple[str, bool]]:
     """Run `jobs` worker processes over hash partitions of the sessions.
 
-    Yields (card JSON line, failed) as cards arrive from any worker; the merged summary is in
-    `parallel_scan.summary` once the generator is exhausted. Raises the first worker error.
+    Each worker reviews its partition in session-id order; the cards are merged back into
+    session-id order, so the output is the same as a single process's. A worker may run at
+    most WORKER_QUEUE cards ahead of the slowest, which bounds the parent's memory. Yields
+    (card JSON line, failed); the merged summary is in `parallel_scan.summary` once the
+    generator is exhausted. Raises the first worker error.
     """
     import multiprocessing
-    import queue as queue_mod
-
-    from .errors import ConnectionLost, ForensicsError, QueryFailed, QueryTimeout
 
     context = multiprocessing.get_context("fork")
-    channel = context.Queue(maxsize=1000)
-    workers = []
+    channels, workers = [], []
     for partition in range(jobs):
         filters = ScanFilters(**{**job.filters.__dict__, "partition": partition, "partitions": jobs})
         worker_job = ScanJob(**{**job.__dict__, "filters": filters})
+        channel = context.Queue(maxsize=WORKER_QUEUE)
         process = context.Process(target=_worker, args=(worker_job, channel), daemon=True)
         process.start()
+        channels.append(channel)
         workers.append(process)
     summary = Summary()
     parallel_scan.summary = summary
-    running = jobs
+    heads: list[tuple[str, str, bool] | None] = [None] * jobs  # each running worker's next card
+    running = set(range(jobs))
     try:
-        while running:
-            try:
-                message = channel.get(timeout=1.0)
-            except queue_mod.Empty:
-                if not any(p.is_alive() for p in workers) and channel.empty():
-                    raise QueryFailed("scan workers exited unexpectedly") from None
+        while running or any(heads):
+            for index in sorted(running):
+                while heads[index] is None and index in running:
+                    message = _receive(channels[index], workers[index])
+                    if message[0] == "card":
+                        heads[index] = message[1:]
+                    elif message[0] == "done":
+                        summary.merge(message[1])
+                        running.discard(index)
+                    else:
+                        raise _worker_error(message[1], message[2])
+            waiting = [i for i in range(jobs) if heads[i] is not None]
+            if not waiting:
                 continue
-            kind = message[0]
-            if kind == "card":
-                yield message[1], message[2]
-            elif kind == "done":
-                summary.merge(message[1])
-                running -= 1
-            else:
-                _, name, text, _done = message
-                error_class = {"ConnectionLost": ConnectionLost, "QueryTimeout": QueryTimeout}.get(name, ForensicsError)
-                raise error_class(text)
+            first = min(waiting, key=lambda i: heads[i][0])
+            _, line, failed = heads[first]
+            heads[first] = None
+            yield line, failed
     finally:
         for process in workers:
             if process.is_alive():
                 process.terminate()
         for process in workers:
             process.join(timeout=5)
+
+
+def _receive(channel, process) -> tuple:
+    """The next message from one worker; a worker that died without a word is an error."""
+    import queue as queue_mod
+
+    from .errors import QueryFailed
+
+    while True:
+        try:
+            return channel.get(timeout=1.0)
+        except queue_mod.Empty:
+            if not process.is_alive() and channel.empty():
+                raise QueryFailed("a scan worker exited unexpectedly") from None
+
+
+def _worker_error(name: str, text: str) -> Exception:
+    from .errors import ConnectionLost, ForensicsError, QueryTimeout
+
+    return {"ConnectionLost": ConnectionLost, "QueryTimeout": QueryTimeout}.get(name, ForensicsError)(text)

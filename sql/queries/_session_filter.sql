@@ -3,5 +3,3 @@
 AND (CAST(:until AS timestamptz) IS NULL OR s.created_at < CAST(:until AS timestamptz))
 AND (CAST(:status AS text) IS NULL OR s.status = CAST(:status AS text))
 AND (CAST(:model AS text) IS NULL OR s.model = CAST(:model AS text))
-AND (CAST(:partitions AS integer) = 1
-     OR mod(abs(hashtext(s.id::text)), CAST(:partitions AS integer)) = CAST(:partition AS integer))
