@@ -1,0 +1,57 @@
+"""The fast paths of langid give exactly what the plain definitions give."""
+
+from __future__ import annotations
+
+import random
+
+from nomos_forensics import langid
+from nomos_forensics.langid import ANALYSE_CHARS, CLOSE, Profile
+
+
+def test_ascii_word_pattern_finds_the_same_words():
+    rng = random.Random(7)
+    alphabet = "abzAZ09_ '.:,;-/\\@=$#~%&+\"`>()[]{}|*^!?<\n\t"
+    samples = ["it's nginx.conf v1.2 key=value user@host e.g. a:b 'tis o' don't. Foo_bar 50% ~/x a+b #tag"]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.choice((1, 3, 8, 30)))) for _ in range(20000)]
+    for text in samples:
+        lowered = text.lower()
+        assert langid._ASCII_PROSE_WORD.findall(lowered) == langid._PROSE_WORD.findall(lowered), text
+
+
+def _best(scores: dict[str, float]) -> tuple[str | None, float, float]:
+    if not scores:
+        return None, 0.0, 0.0
+    lang = max(scores, key=scores.__getitem__)
+    family = langid._FAMILY.get(lang, lang)
+    own = other = 0.0
+    for k, v in scores.items():
+        if langid._FAMILY.get(k, k) == family:
+            own += v
+        elif v > other:
+            other = v
+    return lang, own, other
+
+
+def test_best_is_the_family_sum_and_the_best_outsider():
+    rng = random.Random(3)
+    languages = ["en", "es", "pt", "ca", "it", "sv", "da", "nb", "sr", "hr", "ru", "zh", "fi"]
+    for _ in range(5000):
+        keys = rng.sample(languages, rng.randint(0, 6))
+        scores = {k: rng.choice((0.25, 0.5, 1.0, 0.1, 1 / 12, 2.0)) * rng.randint(1, 9) for k in keys}
+        assert Profile(scores=scores).best() == _best(scores)
+
+
+def test_is_close_is_sharing_a_group():
+    languages = sorted({lang for group in CLOSE for lang in group} | {"en", "zh", "xx"})
+    for a in languages:
+        for b in languages:
+            assert langid.is_close(a, b) == (a == b or any(a in g and b in g for g in CLOSE))
+
+
+def test_chunks_are_read_up_to_analyse_chars():
+    text = " ".join(["word"] * 600)
+    pieces = langid._chunks(text, 400)
+    assert "".join(pieces) == text[: sum(map(len, pieces))]
+    assert all(len(p) >= 400 for p in pieces[:-1])
+    assert sum(map(len, pieces[:-1])) < ANALYSE_CHARS <= sum(map(len, pieces))
+    assert langid._chunks("short", 400) == ["short"] and langid._chunks("", 400) == []
