@@ -562,16 +562,19 @@ class UserFrustration(Rule):
             tokens = content_tokens(text)
             is_request = substantive(text, tokens)
             reply = normalise(assistant_text) if assistant_text is not None else None  # once per reply
+            asked = _asks(reply)
             if seen_assistant and text:
-                reason = self._correction(text, reply)
+                reason = self._correction(text, reply, asked)
                 if reason is None and previous is not None and is_request:
                     before, before_tokens, before_question = previous
-                    if near_repeat(before_tokens, tokens) and not _answers(text, before_tokens, reply, before_question):
+                    if near_repeat(before_tokens, tokens) and not _answers(
+                        text, before_tokens, reply, before_question, asked
+                    ):
                         reason = f"repeat of message {before.id} (turn {before.turn})"
                 if reason:
                     hits.append((message, f"{reason}: \u201c{excerpt(message.text, 150)}\u201d"))
             if is_request:
-                previous = (message, tokens, reply if _asks(reply) else None)
+                previous = (message, tokens, reply if asked else None)
             assistant_text = None
         if not hits:
             return
@@ -584,9 +587,10 @@ class UserFrustration(Rule):
         )
 
     @staticmethod
-    def _correction(text: str, reply: str | None) -> str | None:
+    def _correction(text: str, reply: str | None, asked: bool | None = None) -> str | None:
         """Why `text` corrects, rebukes or nudges the agent, or None (`text` and the assistant's
-        `reply` before it normalised; `reply` None when there was none)."""
+        `reply` before it normalised; `reply` None when there was none; `asked`: `_asks(reply)`,
+        if known)."""
         mask = _candidate_mask(text)
         for lang, pattern in _candidates(_CORRECTIONS_GATED, mask):
             match = pattern.search(text)
@@ -599,15 +603,15 @@ class UserFrustration(Rule):
             match = pattern.search(text)
             if match and not _CONDITIONAL.search(_sentence_before(text, match.start())):
                 return f"retry request (\u201c{match.group(0).strip()}\u201d)"
-        return UserFrustration._weak_signal(text, reply)
+        return UserFrustration._weak_signal(text, reply, _asks(reply) if asked is None else asked)
 
     @staticmethod
-    def _weak_signal(text: str, reply: str | None) -> str | None:
+    def _weak_signal(text: str, reply: str | None, asked: bool) -> str | None:
         """Signals that depend on what the assistant said just before."""
         refused = reply is not None and REFUSAL.search(reply[-600:])
         if refused and any(p.search(text) for p in _PUSHBACK):
             return "pushback on a refusal"
-        if not _asks(reply) and _LEADING_NO.match(text) and not _POLITE_NO.match(text):
+        if not asked and _LEADING_NO.match(text) and not _POLITE_NO.match(text):
             return "correction (leading no)"
         return None
 
@@ -617,10 +621,12 @@ def _sentence_before(text: str, end: int) -> str:
     return text[start + 1:end]
 
 
-def _answers(text: str, before_tokens: list[str], reply: str | None, before_question: str | None) -> bool:
+def _answers(
+    text: str, before_tokens: list[str], reply: str | None, before_question: str | None, asked: bool
+) -> bool:
     """Whether a repeated message is an answer to the assistant rather than a re-sent request
-    (`reply` and `before_question`: normalised assistant texts, or None)."""
-    if not _asks(reply):
+    (`reply` and `before_question`: normalised assistant texts, or None; `asked`: `_asks(reply)`)."""
+    if not asked:
         return False
     if _AFFIRMATION.match(text) or _LEADING_NO.match(text):
         return True

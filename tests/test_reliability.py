@@ -4,6 +4,7 @@ connection loss, Ctrl-C, credentials, injection, hostile data, degraded schemas.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import textwrap
@@ -189,8 +190,16 @@ def _start_scan(dsn: str, plugin: str) -> subprocess.Popen:
     )
 
 
-def _read_lines(proc: subprocess.Popen, n: int) -> list[str]:
-    return [proc.stdout.readline() for _ in range(n)]
+def _read_lines(proc: subprocess.Popen, n: int) -> str:
+    """Output up to at least `n` whole lines, read from the pipe itself: communicate() reads the
+    file descriptor, so nothing may be left in a Python-side buffer."""
+    data = b""
+    while data.count(b"\n") < n:
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode()
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +231,7 @@ def test_connection_lost_mid_scan(bulk_dsn, tmp_path):
         )
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2, err
-    lines = first + out.splitlines(keepends=True)
+    lines = (first + out).splitlines(keepends=True)
     for line in lines:
         json.loads(line)  # no partial JSON line
         assert line.endswith("\n")
@@ -238,7 +247,7 @@ def test_ctrl_c_exits_130_with_output_intact(sample_dsn, tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert "Traceback" not in err
-    for line in first + out.splitlines(keepends=True):
+    for line in (first + out).splitlines(keepends=True):
         json.loads(line)
 
 

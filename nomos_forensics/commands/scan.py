@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 import click
@@ -109,19 +110,62 @@ def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, s
     return int(code)
 
 
+class BatchedWriter:
+    """Lines written to `out` in batches by a background thread, every FLUSH_EVERY_S.
+
+    A write per card would be a system call per card, and each one hands the GIL to the
+    reader thread; a batch every 0.1 s keeps the output streaming, also while one big
+    session is being reviewed. `close()` writes everything still pending, whole lines only.
+    """
+
+    FLUSH_EVERY_S = 0.1
+
+    def __init__(self, out) -> None:
+        self.out = out
+        self._pending: list[str] = []
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="nomos-forensics-writer", daemon=True)
+        self._thread.start()
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            self._pending.append(text)
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._pending:
+                self.out.write("".join(self._pending))
+                self._pending.clear()
+            self.out.flush()
+
+    def _run(self) -> None:
+        while not self._closed.wait(self.FLUSH_EVERY_S):
+            try:
+                self.flush()
+            except Exception:  # a closed pipe: the main thread meets it at close()
+                return
+
+    def close(self) -> None:
+        self._closed.set()
+        self._thread.join()
+        self.flush()
+
+
 def _emit(lines, fmt: Format, out, total: int) -> ExitCode:
-    """Write card lines as they come (jsonl/json), drive the progress bar, map faults to exits."""
+    """Write card lines as they come (jsonl/json), drive the progress bar, map faults to exits.
+    Every line received is written whole before this returns or raises."""
     progress = Progress(total, enabled=sys.stderr.isatty())
     done, failed_any = 0, False
+    writer = BatchedWriter(out)
     if fmt == Format.JSON:
-        out.write('{"schema_version": 1, "cards": [')
+        writer.write('{"schema_version": 1, "cards": [')
     try:
         for line, failed in lines:
             if fmt == Format.JSONL:
-                out.write(line + "\n")
-                out.flush()
+                writer.write(line + "\n")
             elif fmt == Format.JSON:
-                out.write(("," if done else "") + "\n" + line)
+                writer.write(("," if done else "") + "\n" + line)
             done += 1
             failed_any = failed_any or failed
             progress.step()
@@ -130,8 +174,10 @@ def _emit(lines, fmt: Format, out, total: int) -> ExitCode:
         raise ConnectionLost(f"{error.message}; {done} of {total} sessions were done") from None
     except KeyboardInterrupt:
         progress.close()
-        out.flush()
+        writer.close()
         click.echo(f"nomos-forensics: interrupted after {done} of {total} sessions", err=True)
         return ExitCode.INTERRUPTED
+    finally:
+        writer.close()
     progress.close()
     return ExitCode.FINDINGS if failed_any else ExitCode.OK
