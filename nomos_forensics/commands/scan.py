@@ -27,6 +27,7 @@ from ..scan import (
     card_results,
     count_sessions,
     parallel_scan,
+    settle_memory,
     stream_sessions,
     summary_tables,
 )
@@ -84,6 +85,7 @@ def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, s
             click.echo(f"nomos-forensics: note: {skipped['rule']} skipped: {skipped['reason']}", err=True)
         total = count_sessions(db, conn, filters)
         if jobs == 1:
+            settle_memory()
             summary = Summary()
             cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
             lines = ((card_json(card, indent=None), failed) for card, failed in card_results(cards, summary, selection.fail_on))
