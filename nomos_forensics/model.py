@@ -325,21 +325,25 @@ _NO_CALLS: tuple[ToolCall, ...] = ()
 _UNNAMED = ToolCall(name=None)
 
 
-_CALLS_CACHE: dict[tuple[tuple[str, ...], int], tuple[ToolCall, ...]] = {}
+_CALLS_CACHE: dict[tuple, tuple[ToolCall, ...]] = {}
 _CALLS_CACHE_MAX = 4096
 
 
 def _slim_calls(raw_names: Any, count: int) -> tuple[ToolCall, ...]:
     """The calls of a slim row: its names, then unnamed calls up to `count`. ToolCalls are
     immutable and a database has few distinct lists of names, so each list is built once."""
-    names = tuple(n.strip() for n in (raw_names or ()) if isinstance(n, str) and n.strip())
-    key = (names, count)
-    calls = _CALLS_CACHE.get(key)
+    try:
+        key: tuple | None = (tuple(raw_names or ()), count)
+        calls = _CALLS_CACHE.get(key)
+    except TypeError:  # a name that is a JSON object or array: built every time
+        key, calls = None, None
     if calls is None:
+        names = [n.strip() for n in (raw_names or ()) if isinstance(n, str) and n.strip()]
         calls = tuple(ToolCall(name=n) for n in names) + (_UNNAMED,) * max(0, count - len(names))
-        if len(_CALLS_CACHE) >= _CALLS_CACHE_MAX:
-            _CALLS_CACHE.clear()
-        _CALLS_CACHE[key] = calls
+        if key is not None:
+            if len(_CALLS_CACHE) >= _CALLS_CACHE_MAX:
+                _CALLS_CACHE.clear()
+            _CALLS_CACHE[key] = calls
     return calls
 
 

@@ -88,3 +88,19 @@ def test_jobs_with_limit_scan_limit_sessions(capsys, sample_dsn):
     one = _jsonl(capsys, sample_dsn, "--limit", "7")
     two = _jsonl(capsys, sample_dsn, "--limit", "7", "--jobs", "2")
     assert len(one) == 7 and one == two
+
+
+def test_slim_rows_give_the_calls_the_content_has():
+    from nomos_forensics.model import message_from_mapping
+
+    def slim(names, count):
+        return message_from_mapping({"id": 1, "role": "assistant", "content_shipped": False,
+                                     "call_names": names, "call_count": count})
+
+    odd = slim([" run ", {"name": "x"}, "", 7], 5)
+    assert [c.name for c in odd.tool_calls] == ["run", None, None, None, None]
+    assert [c.name for c in slim([" run "], 1).tool_calls] == ["run"]
+    assert slim(["run"], 2).tool_calls == slim(["run"], 2).tool_calls != slim(["run"], 1).tool_calls
+    full = message_from_mapping({"id": 1, "role": "assistant", "content_shipped": True,
+                                 "content": {"text": "", "tool_calls": [{"name": " run "}, {"name": ""}]}})
+    assert [c.name for c in full.tool_calls] == [c.name for c in slim([" run ", ""], 2).tool_calls]
