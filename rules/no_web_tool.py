@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from nomos_forensics import Finding, Rule, Severity, hookimpl
+from nomos_forensics.prefilter import AnyPattern
 from nomos_forensics.text import canonical, sentences
 
 _SUBJECT = r"(?<![\w'-])(?:i|we)"
@@ -95,6 +96,8 @@ _NO_KNOWLEDGE = re.compile(
     rf"|\bi\s+only\s+know\s+(?:about\s+)?(?:\w+\s+){{0,3}}(?:up\s+to|until)\s+my\b"
 
 )
+# the same test, trying only the alternatives whose required words the sentence holds
+_NO_KNOWLEDGE_ANY = AnyPattern(_NO_KNOWLEDGE)
 _OTHER_LANGUAGES = re.compile(
     r"\bno\s+(?:tengo|dispongo\s+de|tenemos|cuento\s+con)\s+(?:informaci[óo]n|conocimiento|datos|detalles|acceso\s+a\s+(?:internet|la\s+web))"
     r"|\bn[ãa]o\s+(?:tenho|possuo|temos)\s+(?:informa[çc][õo]es|informa[çc][ãa]o|conhecimento|dados|detalhes|acesso\s+[àa]\s+(?:internet|web))"
@@ -149,7 +152,7 @@ def says_no_knowledge(text: str) -> str | None:
         other = not plain.isascii() or _OTHER_CUE.search(plain)
         if not (english or other) or _CONDITIONAL.search(plain) or _WILL_LOOK.search(plain):
             continue
-        if (english and _NO_KNOWLEDGE.search(plain)) or (other and _OTHER_LANGUAGES.search(plain)):
+        if (english and _NO_KNOWLEDGE_ANY.matches(plain)) or (other and _OTHER_LANGUAGES.search(plain)):
             return sentence
     return None
 

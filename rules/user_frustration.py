@@ -9,6 +9,7 @@ from difflib import SequenceMatcher
 
 from nomos_forensics import Finding, Rule, Severity, hookimpl
 from nomos_forensics.model import Message, Session, excerpt
+from nomos_forensics.prefilter import WordGates
 
 # ---------------------------------------------------------------- correction phrases
 # Matched on normalised text (NFKC, lower case, straight quotes, code and quotes removed).
@@ -263,125 +264,12 @@ PUSHBACK = (
 _NUDGES = [re.compile(p) for p in NUDGES]
 _RETRY = [re.compile(p) for p in RETRY]
 _PUSHBACK = [re.compile(p) for p in PUSHBACK]
-_ESCAPE = re.compile(r"\\.|\[[^\]]*\]|\{\d*,?\d*\}")
-_GROUP_PREFIX = re.compile(r"\(\?(?:[:>]|[a-z]+:)")
-_LOOKAROUND = re.compile(r"\(\?<?[=!]")  # marked "(~": never a required part of a match
-_LITERAL = re.compile(r"[^\W\d_]{2,}")
-
-
-def _literals(pattern: re.Pattern) -> tuple[str, ...] | None:
-    """Substrings one of which every match of `pattern` must contain, or None when some branch
-    may match without any (then the pattern is always tried). A prefilter: one or two `in`
-    tests are far cheaper than a regex search, and most messages contain none of them."""
-    source = _GROUP_PREFIX.sub("(", _LOOKAROUND.sub("(~", _ESCAPE.sub(" ", pattern.pattern.lower())))
-    required: set[str] = set()
-    for branch in _split_top(source):
-        words = _required(branch)
-        if words is None:
-            return None
-        required.update(words)
-    return tuple(sorted(required))
-
-
-def _split_top(source: str) -> list[str]:
-    """Top-level alternatives of a (de-escaped) pattern."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(source):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            parts.append(source[start:i])
-            start = i + 1
-    parts.append(source[start:])
-    return parts
-
-
-def _required(branch: str) -> tuple[str, ...] | None:
-    """Words one of which every match of `branch` contains: its longest literal outside any
-    group, else the words of a mandatory group each of whose alternatives has some."""
-    depth, outside = 0, []
-    groups: list[list[int]] = []
-    for i, ch in enumerate(branch):
-        if ch == "(":
-            if depth == 0:
-                groups.append([i, -1])
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0 and groups:
-                groups[-1][1] = i
-        outside.append(ch if depth == 0 and ch not in "()" else " ")
-    options = [(word,) for word in _LITERAL.findall("".join(outside))]
-    for start, end in groups:
-        optional = (end + 1 < len(branch) and branch[end + 1] in "?*{") or branch[start + 1:start + 2] == "~"
-        if end > start and not optional:
-            found = [_required(b) for b in _split_top(branch[start + 1:end])]
-            if all(f is not None for f in found):
-                options.append(tuple(w for f in found for w in f))
-    # the most selective requirement: the longest shortest word, then the fewest words
-    return max(options, key=lambda words: (min(map(len, words)), -len(words))) if options else None
-
-
-class _Prefilter:
-    """Which patterns can match a text at all: each pattern's required words (`_literals`)
-    mapped to a bit, and a text's mask the union over its letter runs. A required word is made
-    of letters, so it occurs in a text only inside one run of letters; runs repeat across
-    messages (it is a vocabulary), so each run's mask is computed once and kept."""
-
-    MAX_CACHED = 1 << 16
-
-    def __init__(self) -> None:
-        self.bits: dict[str, int] = {}  # required word -> patterns needing it
-        self.always = 0  # patterns with no required word: always tried
-        self.size = 0
-        self._runs: dict[str, int] = {}
-
-    def gate(self, patterns) -> tuple[int, list]:
-        """Give `patterns` the next bits: (their first bit, the patterns)."""
-        first = self.size
-        for item in patterns:
-            bit = 1 << self.size
-            self.size += 1
-            literals = _literals(item[1] if isinstance(item, tuple) else item)
-            if literals is None:
-                self.always |= bit
-            for word in literals or ():
-                self.bits[word] = self.bits.get(word, 0) | bit
-        return first, list(patterns)
-
-    def mask(self, text: str) -> int:
-        mask, runs = self.always, self._runs
-        for run in set(_LITERAL.findall(text)):
-            bits = runs.get(run)
-            if bits is None:
-                bits = 0
-                for word, word_bits in self.bits.items():
-                    if word in run:
-                        bits |= word_bits
-                if len(runs) >= self.MAX_CACHED:
-                    runs.clear()
-                runs[run] = bits
-            mask |= bits
-        return mask
-
-
-_PREFILTER = _Prefilter()
-_CORRECTIONS_GATED = _PREFILTER.gate(_CORRECTIONS)
-_NUDGES_GATED = _PREFILTER.gate(_NUDGES)
-_RETRY_GATED = _PREFILTER.gate(_RETRY)
-_candidate_mask = _PREFILTER.mask
-
-
-def _candidates(gated: tuple[int, list], mask: int) -> Iterator:
-    """The patterns of a gated group whose bit is set in `mask`, in their order."""
-    first, items = gated
-    bits = (mask >> first) & ((1 << len(items)) - 1)
-    while bits:
-        lowest = bits & -bits
-        yield items[lowest.bit_length() - 1]
-        bits ^= lowest
+_GATES = WordGates()
+_CORRECTIONS_GATED = _GATES.add(_CORRECTIONS, key=lambda item: item[1])
+_NUDGES_GATED = _GATES.add(_NUDGES)
+_RETRY_GATED = _GATES.add(_RETRY)
+_candidate_mask = _GATES.mask
+_candidates = WordGates.candidates
 
 
 # A bare "no" opens a correction, unless it answers the assistant's question or closes politely.

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from nomos_forensics_rules import no_web_tool as nwt
 from nomos_forensics_rules import user_frustration as uf
+
+from nomos_forensics.prefilter import WordGates, required_words
+from nomos_forensics.text import canonical
+from nomos_forensics.text import sentences as text_sentences
 
 HERE = Path(__file__).parent
 
@@ -18,7 +26,12 @@ def _user_texts() -> list[str]:
             for message in case.get("messages", []):
                 if isinstance(message, dict) and isinstance(message.get("user"), str):
                     texts.append(message["user"])
-    for path in sorted((HERE / "phrases").glob("*.yaml")):
+    return texts + _phrases("")
+
+
+def _phrases(stem: str) -> list[str]:
+    texts: list[str] = []
+    for path in sorted((HERE / "phrases").glob(f"{stem}*.yaml")):
         for items in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).values():
             for item in items or []:
                 texts += [x for x in (item if isinstance(item, list) else [item]) if isinstance(x, str)]
@@ -40,11 +53,42 @@ def test_user_frustration_literal_prefilter_is_exact(monkeypatch):
     (r"\bwhy\s+did\s+you\b(?!\s+(?:think|say))", "why did you stop"),
     (r"(?:^|\bbut\s+)you\s+(?:didn't|never)\b", "you never listen"),
     (r"不是[,，]?\s*我(?:说|要|问)的?是", "不是我说的是这个"),
+    (r"colou?r\s+check", "color check"),
+    (r"(?:very\s+){0,2}bright", "bright"),
+    (r"(?:very\s+){1,2}bright", "very bright"),
+    (r"x(?=abc)|(?P<n>def)g", "xabc"),
+    (r"[(|]ab(?:cd|\|e)", "|ab|e"),
 ])
 def test_required_words_are_really_required(pattern, text):
-    import re
-
     compiled = re.compile(pattern)
-    words = uf._literals(compiled)
+    words = required_words(compiled)
     assert compiled.search(text)
     assert words is None or any(w in text for w in words)
+
+
+@pytest.mark.parametrize("pattern", [r"(?i)abc", r"(?i:abc)d", r"a\N{DIGIT ONE}b", r"(?x) a b c"])
+def test_patterns_that_cannot_be_gated_are_always_tried(pattern):
+    assert required_words(re.compile(pattern)) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="abcino '-.\n", max_size=40))
+def test_word_gates_never_hide_a_match(text):
+    patterns = [re.compile(p) for p in (
+        r"\bno\s+(?:i|we)\s+(?:said|can)", r"(?:a|b)c?o+\b", r"ca(?:n't|nnot)", r"(?:in\s+){0,2}on", r"-bi\b",
+    )]
+    gates = WordGates()
+    group = gates.add(patterns)
+    tried = set(WordGates.candidates(group, gates.mask(text)))
+    assert all(p in tried for p in patterns if p.search(text))
+
+
+def test_no_web_tool_gated_alternation_is_exact():
+    texts = _user_texts() + _phrases("no-web-tool") + _phrases("cant-run")
+    sentences = [canonical(s) for t in texts for s in text_sentences(t)]
+    assert len(sentences) > 1000
+    gated = nwt._NO_KNOWLEDGE_ANY
+    assert len(gated.group.items) > 40  # the first-person alternatives were distributed
+    found = [bool(nwt._NO_KNOWLEDGE.search(s)) for s in sentences]
+    assert [gated.matches(s) for s in sentences] == found
+    assert sum(found) > 100

@@ -1,0 +1,226 @@
+"""Word prefilters for regex-heavy rules: try a pattern only when the text holds a word that
+every match of it must contain.
+
+Most messages contain none of a rule's trigger words, and one pass over a message's letter
+runs is far cheaper than dozens of regex searches. Exactness comes first: a pattern is gated
+only by words its matches cannot do without (`required_words`); a pattern whose words cannot
+be told is always tried. Texts must be lower case (rules match lowered text), and patterns
+compiled with IGNORECASE or VERBOSE are always tried.
+
+    gates = WordGates()
+    corrections = gates.add(patterns)        # a group of patterns, in order
+    mask = gates.mask(lowered_text)          # once per text
+    for pattern in gates.candidates(corrections, mask): ...
+
+`AnyPattern` does this for one big alternation used as a yes/no test.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+_LETTERS = re.compile(r"[^\W\d_]{2,}")  # a required word: two letters or more
+_ESCAPE = re.compile(r"\\.")
+_CLASS = re.compile(r"\[\^?\]?[^\]]*\]")
+_COUNT = re.compile(r"\{(\d*)(?:,\d*)?\}")
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")  # marked "(~": never a required part of a match
+_GROUP_PREFIX = re.compile(r"\(\?(?:[:>]|p<[^>]*>|[a-z-]+:)")
+_OPTIONAL_CHAR = re.compile(r"[^\W\d_][?*]")  # "colou?r": the u may be absent
+_UNSAFE = re.compile(r"\\n\{|\(\?\(|\(\?#|\(\?[a-z-]*i[a-z-]*[:)]")  # \N{...}, conditionals, comments, scoped (?i)
+
+
+def required_words(pattern: re.Pattern) -> tuple[str, ...] | None:
+    """Words one of which every match of `pattern` contains, or None when that cannot be told
+    (some branch may match without a word of two letters or more)."""
+    if pattern.flags & (re.IGNORECASE | re.VERBOSE):
+        return None
+    source = pattern.pattern.lower()
+    if _UNSAFE.search(source):
+        return None
+    source = _CLASS.sub(" ", _ESCAPE.sub(" ", source))
+    source = _COUNT.sub(lambda m: "*" if m.group(1) in ("", "0") else " ", source)
+    source = _GROUP_PREFIX.sub("(", _LOOKAROUND.sub("(~", source))
+    source = _OPTIONAL_CHAR.sub(" ", source)
+    required: set[str] = set()
+    for branch in _split_top(source):
+        words = _required(branch)
+        if words is None:
+            return None
+        required.update(words)
+    return tuple(sorted(required))
+
+
+def _split_top(source: str) -> list[str]:
+    """Top-level alternatives of a skeleton (escapes and classes already blanked)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(source):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(source[start:i])
+            start = i + 1
+    parts.append(source[start:])
+    return parts
+
+
+def _required(branch: str) -> tuple[str, ...] | None:
+    """Words one of which every match of `branch` contains: its longest literal outside any
+    group, else the words of a mandatory group each of whose alternatives has some."""
+    depth, outside = 0, []
+    groups: list[list[int]] = []
+    for i, ch in enumerate(branch):
+        if ch == "(":
+            if depth == 0:
+                groups.append([i, -1])
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0 and groups:
+                groups[-1][1] = i
+        outside.append(ch if depth == 0 and ch not in "()" else " ")
+    options = [(word,) for word in _LETTERS.findall("".join(outside))]
+    for start, end in groups:
+        optional = (end + 1 < len(branch) and branch[end + 1] in "?*") or branch[start + 1:start + 2] == "~"
+        if end > start and not optional:
+            found = [_required(b) for b in _split_top(branch[start + 1:end])]
+            if all(f is not None for f in found):
+                options.append(tuple(w for f in found for w in f))
+    # the most selective requirement: the longest shortest word, then the fewest words
+    return max(options, key=lambda words: (min(map(len, words)), -len(words))) if options else None
+
+
+@dataclass(frozen=True)
+class Group:
+    """Patterns added together: their first bit in the masks, and the patterns in order."""
+
+    first: int
+    items: tuple
+
+
+class WordGates:
+    """Required words mapped to pattern bits; a text's mask is the union over its letter runs.
+
+    A required word is made of letters, so it occurs in a text only inside one run of letters.
+    Runs repeat across messages (they are a vocabulary), so each run's bits are computed once
+    and kept (up to MAX_CACHED runs).
+    """
+
+    MAX_CACHED = 1 << 16
+
+    def __init__(self) -> None:
+        self.bits: dict[str, int] = {}  # required word -> patterns needing it
+        self.always = 0  # patterns with no required word: always tried
+        self.size = 0
+        self._runs: dict[str, int] = {}
+
+    def add(self, patterns: Sequence, key=None) -> Group:
+        """Give `patterns` the next bits. `key` picks the compiled pattern out of an item
+        (items may carry more, such as a language tag)."""
+        first = self.size
+        for item in patterns:
+            words = required_words(key(item) if key else item)
+            bit = 1 << self.size
+            self.size += 1
+            if words is None:
+                self.always |= bit
+            for word in words or ():
+                self.bits[word] = self.bits.get(word, 0) | bit
+        self._runs.clear()
+        return Group(first, tuple(patterns))
+
+    def mask(self, text: str) -> int:
+        """Bits of the patterns that may match the lower-case `text`."""
+        mask, runs = self.always, self._runs
+        for run in set(_LETTERS.findall(text)):
+            bits = runs.get(run)
+            if bits is None:
+                bits = 0
+                for word, word_bits in self.bits.items():
+                    if word in run:
+                        bits |= word_bits
+                if len(runs) >= self.MAX_CACHED:
+                    runs.clear()
+                runs[run] = bits
+            mask |= bits
+        return mask
+
+    @staticmethod
+    def candidates(group: Group, mask: int) -> Iterator:
+        """The items of `group` whose bit is set in `mask`, in their order."""
+        bits = (mask >> group.first) & ((1 << len(group.items)) - 1)
+        items = group.items
+        while bits:
+            lowest = bits & -bits
+            yield items[lowest.bit_length() - 1]
+            bits ^= lowest
+
+
+class AnyPattern:
+    """`pattern.search(text) is not None`, for a big alternation, trying only the alternatives
+    whose required words the (lower-case) text holds. Top-level alternatives are split; one
+    that is a prefix followed by a group of alternatives ("(?:i|we)(?:can't…|don't have…)")
+    is distributed over them, so each gets its own words."""
+
+    def __init__(self, pattern: re.Pattern) -> None:
+        self.pattern = pattern
+        self.gates = WordGates()
+        parts = [p for branch in alternatives(pattern.pattern) for p in _distributed(branch)]
+        self.group = self.gates.add([re.compile(p, pattern.flags) for p in parts])
+
+    def matches(self, text: str) -> bool:
+        return any(p.search(text) for p in self.gates.candidates(self.group, self.gates.mask(text)))
+
+
+def _structure(source: str) -> Iterator[tuple[int, str, int]]:
+    """(index, character, depth before it) of each `(`, `)` and `|` of a regex source that is
+    not escaped and not inside a character class."""
+    depth, i, in_class = 0, 0, False
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            i += 1
+            if source[i:i + 1] == "^":
+                i += 1
+            if source[i:i + 1] == "]":  # a leading ] is a member
+                i += 1
+            continue
+        elif ch in "()|":
+            yield i, ch, depth
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+        i += 1
+
+
+def alternatives(source: str) -> list[str]:
+    """Top-level alternatives of a regex source (escapes and character classes respected)."""
+    cuts = [i for i, ch, depth in _structure(source) if ch == "|" and depth == 0]
+    return [source[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(source)])]
+
+
+def _distributed(branch: str) -> list[str]:
+    """`prefix(?:a|b)` as [`prefix(?:a)`, `prefix(?:b)`] when that group ends the branch and
+    the prefix has no capturing group; else [branch]."""
+    opened = None  # where the last top-level group opened
+    closed_at_end = False
+    for i, ch, depth in _structure(branch):
+        if ch == "(" and depth == 0:
+            opened = i
+        elif ch == ")" and depth == 1:
+            closed_at_end = i == len(branch) - 1
+    if opened is None or not closed_at_end or not branch.startswith("(?:", opened):
+        return [branch]
+    prefix, inner = branch[:opened], branch[opened + 3:-1]
+    if any(ch == "(" and not branch.startswith(("(?:", "(?<", "(?=", "(?!"), i) or branch.startswith("(?P<", i)
+           for i, ch, _ in _structure(prefix)):
+        return [branch]  # a capturing group in the prefix: a back reference could depend on it
+    parts = alternatives(inner)
+    return [f"{prefix}(?:{alt})" for alt in parts] if len(parts) > 1 else [branch]
