@@ -224,3 +224,19 @@ def _distributed(branch: str) -> list[str]:
         return [branch]  # a capturing group in the prefix: a back reference could depend on it
     parts = alternatives(inner)
     return [f"{prefix}(?:{alt})" for alt in parts] if len(parts) > 1 else [branch]
+
+
+def letter_first(source: str, flags: int = 0) -> re.Pattern:
+    """For yes/no tests: an alternation whose every branch is `\\b` then a letter, compiled with
+    each branch starting at its letter and checking the boundary behind it (`\\bje\\b|\\bnon\\b`
+    as `j(?<!\\wj)(?:e\\b)|n(?<!\\wn)(?:on\\b)`). A `\\b` before a letter means "no word character
+    behind", so the two find the same texts; a pattern that starts with letters lets the regex
+    engine skip to where they are, instead of trying every branch at every position."""
+    by_letter: dict[str, list[str]] = {}
+    for branch in alternatives(source):
+        if not (branch.startswith("\\b") and branch[2:3].isalpha()):
+            raise ValueError(f"not a \\b-then-letter branch: {branch!r}")
+        by_letter.setdefault(branch[2], []).append(branch[3:])
+    return re.compile(
+        "|".join(f"{letter}(?<!\\w{letter})(?:{'|'.join(rests)})" for letter, rests in by_letter.items()), flags
+    )

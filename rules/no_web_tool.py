@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from nomos_forensics import Finding, Rule, Severity, hookimpl
-from nomos_forensics.prefilter import AnyPattern
+from nomos_forensics.prefilter import AnyPattern, letter_first
 from nomos_forensics.text import canonical, sentences
 
 _SUBJECT = r"(?<![\w'-])(?:i|we)"
@@ -136,7 +136,8 @@ def _english_cue(lower: str) -> bool:
     return any(p in lower for p in _CUE_PARTS) or not _CUE_WORDS.isdisjoint(_TOKEN.findall(lower))
 
 
-_OTHER_CUE = re.compile(r"\bno (?:tengo|dispongo|tenemos|cuento)|\bn[ãa]o\b|\bje\b|\bich\b|\bnon\b|\bnie\b")
+OTHER_CUE = r"\bno (?:tengo|dispongo|tenemos|cuento)|\bn[ãa]o\b|\bje\b|\bich\b|\bnon\b|\bnie\b"
+_OTHER_CUE = letter_first(OTHER_CUE)  # the same texts, found faster
 
 
 def says_no_knowledge(text: str) -> str | None:

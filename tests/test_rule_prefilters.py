@@ -9,10 +9,11 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nomos_forensics_rules import cant_run as cr
 from nomos_forensics_rules import no_web_tool as nwt
 from nomos_forensics_rules import user_frustration as uf
 
-from nomos_forensics.prefilter import WordGates, required_words
+from nomos_forensics.prefilter import WordGates, letter_first, required_words
 from nomos_forensics.text import canonical
 from nomos_forensics.text import sentences as text_sentences
 
@@ -92,3 +93,25 @@ def test_no_web_tool_gated_alternation_is_exact():
     found = [bool(nwt._NO_KNOWLEDGE.search(s)) for s in sentences]
     assert [gated.matches(s) for s in sentences] == found
     assert sum(found) > 100
+
+
+@pytest.mark.parametrize("module", [cr, nwt])
+def test_letter_first_cues_find_the_same_texts(module):
+    original = re.compile(module.OTHER_CUE)
+    texts = [t.lower() for t in _user_texts() + _phrases("")]
+    texts += ["nicht", "xnicht", "_je", "je_", "-je", "no p", "no pa", "kein-x", "1ich", "ñich", "não", "nao"]
+    assert sum(1 for t in texts if original.search(t)) > 20
+    for text in texts:
+        assert bool(module._OTHER_CUE.search(text)) == bool(original.search(text)), text
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="nojeichabkdrfgtpsmãi _-'.1", max_size=30))
+def test_letter_first_is_a_word_boundary(text):
+    for module in (cr, nwt):
+        assert bool(module._OTHER_CUE.search(text)) == bool(re.search(module.OTHER_CUE, text)), text
+
+
+def test_letter_first_refuses_other_shapes():
+    with pytest.raises(ValueError):
+        letter_first(r"\bno|yes")
