@@ -44,27 +44,12 @@ def required_words(pattern: re.Pattern) -> tuple[str, ...] | None:
     source = _GROUP_PREFIX.sub("(", _LOOKAROUND.sub("(~", source))
     source = _OPTIONAL_CHAR.sub(" ", source)
     required: set[str] = set()
-    for branch in _split_top(source):
+    for branch in alternatives(source):
         words = _required(branch)
         if words is None:
             return None
         required.update(words)
     return tuple(sorted(required))
-
-
-def _split_top(source: str) -> list[str]:
-    """Top-level alternatives of a skeleton (escapes and classes already blanked)."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(source):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            parts.append(source[start:i])
-            start = i + 1
-    parts.append(source[start:])
-    return parts
 
 
 def _required(branch: str) -> tuple[str, ...] | None:
@@ -86,7 +71,7 @@ def _required(branch: str) -> tuple[str, ...] | None:
     for start, end in groups:
         optional = (end + 1 < len(branch) and branch[end + 1] in "?*") or branch[start + 1:start + 2] == "~"
         if end > start and not optional:
-            found = [_required(b) for b in _split_top(branch[start + 1:end])]
+            found = [_required(b) for b in alternatives(branch[start + 1:end])]
             if all(f is not None for f in found):
                 options.append(tuple(w for f in found for w in f))
     # the most selective requirement: the longest shortest word, then the fewest words
