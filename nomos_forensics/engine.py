@@ -246,12 +246,31 @@ def review(
         skipped=list(ruleset.skipped),
     )
     if manager is not None:
-        for impl in manager.hook.nomos_forensics_card.get_hookimpls():
-            try:
-                impl.function(card=card, session=session)
-            except Exception as error:
-                card.errors.append(RuleError(impl.plugin_name, type(error).__name__, _error_message(error)))
+        call_card_hook(manager, card, session)
     return card
+
+
+def call_card_hook(manager, card: Card, session: Session) -> None:
+    """`nomos_forensics_card` through pluggy (pruning, ordering and wrappers as pluggy documents).
+
+    An exception ends the call as pluggy ends it, and becomes a card error naming the plugin
+    whose implementation raised it.
+    """
+    try:
+        manager.hook.nomos_forensics_card(card=card, session=session)
+    except Exception as error:
+        card.errors.append(RuleError(_raising_plugin(manager, error), type(error).__name__, _error_message(error)))
+
+
+def _raising_plugin(manager, error: BaseException) -> str:
+    """The plugin whose card-hook implementation the traceback passes through last."""
+    owners = {impl.function.__code__: impl.plugin_name
+              for impl in manager.hook.nomos_forensics_card.get_hookimpls()
+              if hasattr(impl.function, "__code__")}
+    found = "card hook"
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        found = owners.get(frame.f_code, found)
+    return found
 
 
 def _error_message(error: BaseException) -> str:

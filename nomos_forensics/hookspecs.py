@@ -14,8 +14,10 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def nomos_forensics_rules() -> list[type]:
     """Return the rule classes this plugin provides (subclasses of `nomos_forensics.Rule`).
 
-    Called once when plugins load. Every implementation is called and the results are
-    concatenated; two rules with the same code or name are a load error.
+    Called once when plugins load, each plugin on its own and in pluggy's order (`tryfirst`
+    first), so an implementation that raises is reported as that plugin's load problem while
+    the other plugins' rules still load. The results are concatenated; two rules with the
+    same code or name are a load error.
     """
 
 
@@ -23,7 +25,9 @@ def nomos_forensics_rules() -> list[type]:
 def nomos_forensics_card(card, session) -> None:
     """Inspect or amend a finished review card before it is rendered.
 
-    Receives the `Card` and the normalised `Session` it was built from. Called for every
-    card, after all rules ran and the outcome was decided; the return value is ignored.
-    An exception here is reported in the card's errors like a rule error.
+    Receives the `Card` and the normalised `Session` it was built from (take only the
+    arguments you need). Called once per card through pluggy, after all rules ran and the
+    outcome was decided; the return value is ignored; a `wrapper=True` implementation runs
+    around the others. An exception ends the call, as in pluggy (implementations after it do
+    not run for that card), and is reported in the card's errors under the raising plugin's name.
     """

@@ -142,21 +142,40 @@ def load(cli_plugins: Sequence[str] = ()) -> Registry:
         except Exception as error:
             registry.problems.append(LoadProblem(source, f"failed to register: {_describe_error(error)}"))
 
-    for impl in manager.hook.nomos_forensics_rules.get_hookimpls():
-        source = source_of.get(impl.plugin_name, impl.plugin_name)
+    for plugin, name in plugins_in_call_order(manager, "nomos_forensics_rules"):
+        source = source_of.get(name, name)
         try:
-            provided = impl.function()
+            # through pluggy, one plugin at a time: argument pruning, tryfirst/trylast and
+            # wrappers behave as pluggy documents, and one broken plugin cannot hide the rest
+            results = isolated_hook(manager, "nomos_forensics_rules", plugin)()
         except Exception as error:
             registry.problems.append(LoadProblem(source, f"nomos_forensics_rules raised {_describe_error(error)}"))
             continue
-        for cls in provided or []:
-            problem = _validate_rule(cls, registry)
-            if problem:
-                registry.problems.append(LoadProblem(source, problem))
-            else:
-                registry.rules.append(RuleSpec(cls, source))
+        for provided in results or []:
+            for cls in provided or []:
+                problem = _validate_rule(cls, registry)
+                if problem:
+                    registry.problems.append(LoadProblem(source, problem))
+                else:
+                    registry.rules.append(RuleSpec(cls, source))
     registry.rules.sort(key=lambda spec: (spec.source != BUILTIN, spec.code))
     return registry
+
+
+def plugins_in_call_order(manager: pluggy.PluginManager, hook: str) -> list[tuple[object, str]]:
+    """The plugins implementing `hook`, each once, in the order pluggy calls them (tryfirst
+    first, trylast last, otherwise the most recently registered first)."""
+    seen: list[tuple[object, str]] = []
+    for impl in reversed(getattr(manager.hook, hook).get_hookimpls()):
+        if all(plugin is not impl.plugin for plugin, _ in seen):
+            seen.append((impl.plugin, impl.plugin_name))
+    return seen
+
+
+def isolated_hook(manager: pluggy.PluginManager, hook: str, plugin: object):
+    """A pluggy hook caller that calls only `plugin`'s implementations of `hook`."""
+    others = [p for p in manager.get_plugins() if p is not plugin]
+    return manager.subset_hook_caller(hook, remove_plugins=others)
 
 
 def _validate_rule(cls: object, registry: Registry) -> str | None:
