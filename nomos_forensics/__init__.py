@@ -2,7 +2,7 @@
 
 from .hookspecs import hookimpl
 from .model import Message, Session, ToolCall, Turn
-from .rule import Evidence, Finding, Need, Rule, RuleContext, Severity
+from .rule import Evidence, Finding, Need, Option, Rule, RuleContext, Severity
 
 __version__ = "0.1.0"
 
@@ -11,6 +11,7 @@ __all__ = [
     "Finding",
     "Message",
     "Need",
+    "Option",
     "Rule",
     "RuleContext",
     "Session",

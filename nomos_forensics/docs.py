@@ -1,13 +1,17 @@
-"""Generate docs/rules.md from the loaded rules' metadata and docstrings.
+"""Generate docs/rules.md from the loaded rules' metadata and docstrings, and
+docs/plugin_hooks.md from the hookspecs' docstrings.
 
-Run `python -m nomos_forensics.docs > docs/rules.md`; tests/test_docs.py keeps it current.
+Run `python -m nomos_forensics.docs > docs/rules.md` and
+`python -m nomos_forensics.docs hooks > docs/plugin_hooks.md`; tests/test_docs.py keeps both current.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+import sys
 
-from . import plugins
+from . import hookspecs, plugins
 
 
 def rules_markdown() -> str:
@@ -35,13 +39,38 @@ def rules_markdown() -> str:
             if key in sections:
                 lines += ["", f"**{title}.** {sections[key]}"]
         if cls.config:
-            lines += ["", "**Config** (`[tool.nomos-forensics.rules." + cls.name + "]`):", ""]
-            lines += [f"- `{k}` = `{json.dumps(v)}`" for k, v in cls.config.items()]
+            lines += ["", f"**Config** (`[rules.{cls.name}]` in nomos-forensics.toml):", "",
+                      "| key | type | default | range | description |", "|---|---|---|---|---|"]
+            for key, option in cls.option_specs().items():
+                described = option.to_json()
+                bounds = ", ".join(f"{sign} {described[k]:g}" for k, sign in (("minimum", "≥"), ("maximum", "≤"))
+                                   if k in described)
+                lines.append(f"| `{key}` | {described['type']} | `{json.dumps(described['default'])}` |"
+                             f" {bounds} | {described['description']} |")
         requires = {**{t: list(c) for t, c in (cls.requires or {}).items()}}
         if requires:
             lines += ["", "**Requires:** " + "; ".join(f"{t} ({', '.join(c)})" for t, c in requires.items())]
     return "\n".join(lines) + "\n"
 
 
+def hooks_markdown() -> str:
+    lines = [
+        "# Plugin hooks",
+        "",
+        "Generated from `nomos_forensics/hookspecs.py` by `python -m nomos_forensics.docs hooks`;"
+        " do not edit by hand.",
+        "",
+        "Implement a hook with `@nomos_forensics.hookimpl` on a function of that name in your plugin"
+        " module. Hooks are called through pluggy: an implementation may accept fewer arguments than"
+        " the spec names, `tryfirst`/`trylast` order it, and `wrapper=True` wraps the others.",
+    ]
+    for name, function in inspect.getmembers(hookspecs, inspect.isfunction):
+        if not name.startswith(hookspecs.PROJECT + "_"):
+            continue
+        signature = str(inspect.signature(function)).replace("'", "")
+        lines += ["", f"## `{name}{signature}`", "", inspect.cleandoc(function.__doc__ or "")]
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
-    print(rules_markdown(), end="")
+    print(hooks_markdown() if sys.argv[1:] == ["hooks"] else rules_markdown(), end="")

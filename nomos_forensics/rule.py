@@ -86,6 +86,84 @@ class Finding:
         }
 
 
+_KINDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list of strings"}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One configuration key of a rule: its type, default, description and bounds.
+
+    Declared on the rule class (`config = {"max_calls": Option(30, "…", minimum=1)}`) and
+    validated once, when the rule is built at start-up; `check()` reads converted values from
+    `self.options`. `kind` is the default's type unless given: int, float, str, bool, or list
+    (of strings). A plain value in `config` is an untyped option: taken as given.
+    """
+
+    default: Any
+    description: str = ""
+    kind: type | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[Any, ...] | None = None
+
+    @property
+    def type(self) -> type | None:
+        if self.kind is not None:
+            return self.kind
+        if isinstance(self.default, bool):
+            return bool
+        return type(self.default) if isinstance(self.default, (int, float, str, list, tuple)) else None
+
+    @property
+    def type_name(self) -> str:
+        kind = list if self.type is tuple else self.type
+        return {int: "integer", float: "number", str: "string", bool: "boolean", list: "list of strings"}.get(
+            kind, "any")
+
+    def convert(self, value: Any) -> Any:
+        """The value as this option's type; ValueError saying what was expected otherwise."""
+        kind = list if self.type is tuple else self.type
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise ValueError(f"expected {_KINDS[bool]}, got {value!r}")
+        elif kind is int:
+            if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, float) and value.is_integer())):
+                raise ValueError(f"expected {_KINDS[int]}, got {value!r}")
+            value = int(value)
+        elif kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in (
+                float("inf"), float("-inf")
+            ):
+                raise ValueError(f"expected {_KINDS[float]}, got {value!r}")
+            value = float(value)
+        elif kind is str:
+            if not isinstance(value, str):
+                raise ValueError(f"expected {_KINDS[str]}, got {value!r}")
+        elif kind is list:
+            if isinstance(value, str):
+                value = value.split(",")
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"expected {_KINDS[list]}, got {value!r}")
+            value = list(dict.fromkeys(v.strip() for v in value if v.strip()))
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"must be at least {self.minimum:g}, got {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError(f"must be at most {self.maximum:g}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"must be one of {', '.join(map(str, self.choices))}, got {value!r}")
+        return value
+
+    def to_json(self) -> dict[str, Any]:
+        described = {"type": self.type_name, "default": list(self.default) if isinstance(self.default, tuple)
+                     else self.default, "description": self.description}
+        for key in ("minimum", "maximum"):
+            if getattr(self, key) is not None:
+                described[key] = getattr(self, key)
+        if self.choices is not None:
+            described["choices"] = list(self.choices)
+        return described
+
+
 _SECTION = re.compile(r"^(Detects|Why it matters|Root cause|Fix|Config):\s*$|^(Detects|Why it matters|Root cause|Fix|Config):\s+(.*)$")
 
 
@@ -116,7 +194,7 @@ class Rule:
     code: ClassVar[str] = ""
     name: ClassVar[str] = ""  # kebab-case, stable, part of the contract
     severity: ClassVar[Severity | str] = Severity.FRICTION
-    config: ClassVar[Mapping[str, Any]] = {}  # accepted keys with their defaults
+    config: ClassVar[Mapping[str, Any]] = {}  # accepted keys: an Option each (or a plain default)
     needs: ClassVar[frozenset[Need]] = frozenset({Need.MESSAGES})
     # data used when the database has it; the rule still runs (and is not skipped) without it
     wants: ClassVar[frozenset[Need]] = frozenset()
@@ -124,11 +202,24 @@ class Rule:
     requires: ClassVar[Mapping[str, Iterable[str]]] = {}
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        self.options: dict[str, Any] = dict(self.config)
-        unknown = set(options or {}) - set(self.config)
+        """Validate and convert the configured options (ValueError naming the rule and key)."""
+        specs = self.option_specs()
+        unknown = set(options or {}) - set(specs)
         if unknown:
             raise ValueError(f"rule {self.name}: unknown config key(s) {', '.join(sorted(unknown))}")
-        self.options.update(options or {})
+        self.options: dict[str, Any] = {}
+        for key, spec in specs.items():
+            given = (options or {}).get(key, spec.default)
+            try:
+                self.options[key] = spec.convert(given) if spec.type is not None else given
+            except ValueError as error:
+                raise ValueError(f"rule {self.name}: option {key}: {error}") from None
+
+    @classmethod
+    def option_specs(cls) -> dict[str, Option]:
+        """Every config key as an Option; a plain default in `config` is an untyped one."""
+        return {key: value if isinstance(value, Option) else Option(value, kind=object)
+                for key, value in cls.config.items()}
 
     # ----------------------------------------------------------------- metadata
     @classmethod

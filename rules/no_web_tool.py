@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from nomos_forensics import Finding, Rule, Severity, hookimpl
+from nomos_forensics import Finding, Option, Rule, Severity, hookimpl
 from nomos_forensics.prefilter import AnyPattern, letter_first
 from nomos_forensics.text import canonical, sentences
 
@@ -176,13 +176,13 @@ class NoWebTool(Rule):
     Root cause: the deployment has no `http_get` / web-fetch MCP tool, so the agent cannot look things up.
     Fix: add the `http_get` (web fetch) MCP tool and tell the agent in SOUL.md to use it when local knowledge is missing.
 
-    Config: web_tools (tool names that fetch from the web; default http_get, web_fetch, fetch_url, web_search).
     """
 
     code = "NF002"
     name = "no-web-tool"
     severity = Severity.BLOCKER
-    config = {"web_tools": ["http_get", "web_fetch", "fetch_url", "web_search"]}
+    config = {"web_tools": Option(["http_get", "web_fetch", "fetch_url", "web_search"],
+                                  "tool names that fetch from the web; a session that calls one is never flagged")}
 
     def check(self, session, ctx) -> Iterator[Finding]:
         web_tools = set(self.options["web_tools"])

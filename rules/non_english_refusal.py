@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nomos_forensics import Finding, Rule, Severity, hookimpl
+from nomos_forensics import Finding, Option, Rule, Severity, hookimpl
 from nomos_forensics.langid import (
     LANGUAGE_NAMES,
     Detection,
@@ -51,17 +51,20 @@ class NonEnglishRefusal(Rule):
     Root cause: flash-tier model degradation: the model falls back to boilerplate in another language.
     Fix: add a response-quality guard that detects a language switch and retries (or escalates to a stronger model).
 
-    Config: default_language (ISO 639-1, default "en"), min_confidence (default 0.6).
     """
 
     code = "NF004"
     name = "non-english-refusal"
     severity = Severity.BLOCKER
-    config = {"default_language": "en", "min_confidence": 0.6}
+    config = {
+        "default_language": Option("en", "ISO 639-1 code of the language assumed when the user wrote too little to tell"),
+        "min_confidence": Option(0.6, "how sure the language identifier must be that a reply is in another language",
+                                 minimum=0.0, maximum=1.0),
+    }
 
     def check(self, session, ctx) -> Iterator[Finding]:
-        min_conf = float(self.options["min_confidence"])
-        default = str(self.options["default_language"])
+        min_conf = self.options["min_confidence"]
+        default = self.options["default_language"]
         session_language: list[str] = []  # computed once, on first need
         user_texts: list[str] = []  # the user's messages so far
         hits = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nomos_forensics import Evidence, Finding, Rule, Severity, hookimpl
+from nomos_forensics import Evidence, Finding, Option, Rule, Severity, hookimpl
 from nomos_forensics.render import human_bytes
 
 
@@ -20,17 +20,17 @@ class OversizedMessage(Rule):
     Root cause: raw tool results are persisted verbatim.
     Fix: truncate tool outputs before persisting them in `store.go` (keep head and tail, store the full blob elsewhere).
 
-    Config: max_kb (KiB, default 50).
     """
 
     code = "NF006"
     name = "oversized-message"
     severity = Severity.COSMETIC
-    config = {"max_kb": 50}
+    config = {"max_kb": Option(50, "the size limit in KiB of a message's content as JSON text", kind=float,
+                               minimum=0.001)}
 
     @property
     def limit_bytes(self) -> int:
-        return int(float(self.options["max_kb"]) * 1024)
+        return int(self.options["max_kb"] * 1024)
 
     def logical_size_floor(self) -> int:
         return max(1, self.limit_bytes // 2)
@@ -54,7 +54,7 @@ class OversizedMessage(Rule):
             ))
         largest = big[0]
         yield self.finding(
-            f"{len(big)} message{'s' if len(big) > 1 else ''} over {self.options['max_kb']} KB "
+            f"{len(big)} message{'s' if len(big) > 1 else ''} over {self.options['max_kb']:g} KB "
             f"(largest {human_bytes(largest.logical_bytes or largest.disk_bytes)} logical, "
             f"{human_bytes(largest.disk_bytes)} on disk)",
             evidence,

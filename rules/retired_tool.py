@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from nomos_forensics import Evidence, Finding, Need, Rule, Severity, hookimpl
+from nomos_forensics import Evidence, Finding, Need, Option, Rule, Severity, hookimpl
 from nomos_forensics.model import Session, excerpt
 
 # MCP clients may prefix a tool with its server: "nomos.request_execution", "mcp__nomos__request_execution"
@@ -26,19 +26,18 @@ class RetiredTool(Rule):
     wastes a step; one that succeeds bypasses the `run` path and its audit.
     Fix: remove the retired tool from the MCP server and from every prompt, skill and client
     tool list, and route the mutation through `run` with a shell command.
-    Config: `tools` (list of tool names, default `["request_execution"]`) is the retired list.
     """
 
     code = "NF104"
     name = "retired-tool"
     severity = Severity.FRICTION
-    config = {"tools": ["request_execution"]}
+    config = {"tools": Option(["request_execution"], "the retired tool names; a call to any of them is a finding")}
     # Executions are optional: read when loaded for another rule, or queried when the table exists.
     needs = frozenset({Need.MESSAGES})
     wants = frozenset({Need.EXECUTIONS})  # checked when the table exists; never a reason to skip
 
     def check(self, session: Session, ctx) -> Iterator[Finding]:
-        retired = _tool_list(self.options.get("tools"))
+        retired = self.options["tools"]
         if not retired:
             return
         calls: dict[str, list] = {name: [] for name in retired}
@@ -79,18 +78,6 @@ class RetiredTool(Rule):
                 f"retired tool {name}: {' and '.join(parts)}{where}; mutations go through run",
                 [*found[:10], *rows[:10]],
             )
-
-
-def _tool_list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        value = value.split(",")
-    if not isinstance(value, (list, tuple, set, frozenset)):
-        return []
-    names: list[str] = []
-    for item in value:
-        if isinstance(item, str) and item.strip() and item.strip() not in names:
-            names.append(item.strip())
-    return names
 
 
 def _retired_name(called: str | None, retired: list[str]) -> str | None:

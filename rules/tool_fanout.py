@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from nomos_forensics import Evidence, Finding, Rule, Severity, hookimpl
+from nomos_forensics import Evidence, Finding, Option, Rule, Severity, hookimpl
 
 
 class ToolFanout(Rule):
@@ -18,17 +18,20 @@ class ToolFanout(Rule):
     Root cause: N+1 fan-out: the agent calls a per-item tool in a loop instead of one bulk call.
     Fix: enrich the bulk tools (e.g. `list_lxcs` with a state filter) and tighten SOUL.md's tool-selection rules.
 
-    Config: max_calls (int, default 30), dominance (fraction 0-1, default 0.5).
     """
 
     code = "NF005"
     name = "tool-fanout"
     severity = Severity.FRICTION
-    config = {"max_calls": 30, "dominance": 0.5}
+    config = {
+        "max_calls": Option(30, "a turn with more tool calls than this is a fan-out", minimum=1),
+        "dominance": Option(0.5, "share of the turn's calls one tool must make to count as repeated",
+                            minimum=0.0, maximum=1.0),
+    }
 
     def check(self, session, ctx) -> Iterator[Finding]:
-        max_calls = int(self.options["max_calls"])
-        dominance = float(self.options["dominance"])
+        max_calls = self.options["max_calls"]
+        dominance = self.options["dominance"]
         for turn in session.turns:
             calls = turn.tool_calls
             if len(calls) <= max_calls:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 
-from nomos_forensics import Finding, Rule, Severity, hookimpl
+from nomos_forensics import Finding, Option, Rule, Severity, hookimpl
 from nomos_forensics.model import Message, Session
 
 COMPLETION_TOOL = "complete_task"
@@ -44,14 +44,13 @@ class UnfinishedSession(Rule):
     Fix: resume non-terminal sessions (the release's auto-reconnect and "Continue" button, the
     empty-response retry); persist an error card when a turn dies, and make the agent finish
     every turn with a text answer or `complete_task`.
-    Config: `grace_minutes` (default 10): how long an `active` session's last message counts as
-    still in flight.
     """
 
     code = "NF107"
     name = "unfinished-session"
     severity = Severity.FRICTION
-    config = {"grace_minutes": 10}
+    config = {"grace_minutes": Option(10, "how long an `active` session's last message counts as still in flight",
+                                      kind=float, minimum=0.0)}
 
     def check(self, session: Session, ctx) -> Iterator[Finding]:
         ending = transcript_ending(session)
@@ -68,10 +67,7 @@ class UnfinishedSession(Rule):
     def _in_flight(self, session: Session, last: Message) -> bool:
         if (session.info.status or "").strip().lower() not in IN_FLIGHT_STATUSES:
             return False
-        try:
-            grace = timedelta(minutes=float(self.options.get("grace_minutes") or 0))
-        except (TypeError, ValueError):
-            grace = timedelta(minutes=10)
+        grace = timedelta(minutes=self.options["grace_minutes"])
         stamp = last.created_at
         if stamp is None:
             return False

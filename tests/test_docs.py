@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from nomos_forensics import plugins
-from nomos_forensics.docs import rules_markdown
+from nomos_forensics.docs import hooks_markdown, rules_markdown
 from nomos_forensics.hookspecs import nomos_forensics_card, nomos_forensics_rules
 from nomos_forensics.rule import RULE_NAME
 
@@ -45,6 +45,12 @@ def test_rule_codes_and_names_are_unique():
 def test_every_hook_has_a_documented_contract():
     for hook in (nomos_forensics_rules, nomos_forensics_card):
         assert hook.__doc__ and len(hook.__doc__.strip()) > 40
+
+
+def test_hooks_reference_is_current():
+    text = (ROOT / "docs" / "plugin_hooks.md").read_text(encoding="utf-8")
+    assert text == hooks_markdown(), "docs/plugin_hooks.md is stale: run `python -m nomos_forensics.docs hooks`"
+    assert "## `nomos_forensics_rules()" in text and "## `nomos_forensics_card(card, session)" in text
 
 
 def test_card_json_matches_schema(capsys, sample_dsn):

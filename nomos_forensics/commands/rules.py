@@ -21,6 +21,7 @@ def rules_command(fmt: Format, selection) -> int:
             "description": a.rule.summary(),
             "needs": sorted(n.value for n in a.rule.needs),
             "config": dict(a.rule.options),
+            "options": {key: option.to_json() for key, option in a.rule.option_specs().items()},
         }
         for a in ruleset.active
     ]
