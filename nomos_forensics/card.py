@@ -6,17 +6,16 @@ The outcome decision is documented in the README ("How the outcome is decided").
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
+from .ending import BLANK, COMPLETION_TOOLS, CONVERSATION_ROLES, DEFAULT_GRACE, ERROR
 from .model import Message, Session, excerpt
 from .rule import Finding, Severity
 
 SCHEMA_VERSION = 1
-COMPLETION_TOOLS = ("complete_task",)
 
 
 class Outcome:
@@ -145,7 +144,7 @@ def objective_of(session: Session) -> str:
     return excerpt(title, 160) if title and title.strip() else "(no user message)"
 
 
-def decide_outcome(session: Session, findings: list[Finding]) -> str:
+def decide_outcome(session: Session, findings: list[Finding], grace: timedelta = DEFAULT_GRACE) -> str:
     """achieved / failed / partial / unknown, from the transcript's ending, status and findings.
 
     The *ending* is the last user, assistant or tool message (system messages are ignored).
@@ -153,14 +152,16 @@ def decide_outcome(session: Session, findings: list[Finding]) -> str:
     `completed`. The first of these that applies decides:
 
     1. unknown: no user message, or no assistant message (nothing to judge).
-    2. unknown: status `active` and the last message is under 10 minutes old (still running).
+    2. unknown: status `active` and the last message is younger than `grace-minutes`
+       (default 10; still running).
     3. failed: status `failed`; or the ending is an assistant error card or a blank assistant
        reply (empty final reply); or a blocker finding (refusal, empty reply, blocked action,
        ...) has evidence in the last turn after which the agent did no more work in that turn
        (no tool call other than `complete_task`: marking a refused task complete is no rescue).
     4. partial: the ending is unfinished: a tool result or a tool call nobody answered (unless
-       that last round called `complete_task`), or a user message without a reply (a bare
-       thank-you after a finished answer excepted); or status `cancelled` and not completed.
+       that last round called `complete_task`), or a user message without a reply (a closing
+       thank-you or acknowledgement after a finished answer excepted); or status `cancelled`
+       and not completed.
     5. partial: any finding of severity friction or blocker (done, but with friction, or a
        blocker the agent got past).
     6. achieved: completed.
@@ -172,73 +173,29 @@ def decide_outcome(session: Session, findings: list[Finding]) -> str:
     """
     if not session.by_role("user") or not session.by_role("assistant"):
         return Outcome.UNKNOWN
-    conversation = [m for m in session.messages if m.role in ("user", "assistant", "tool")]
-    last = conversation[-1]
-    status = (session.info.status or "").strip().lower()
-    if status == "active" and _recent(last.created_at):
+    ending = session.ending
+    if ending.in_flight(grace):
         return Outcome.UNKNOWN
-    ending = _ending(conversation)
-    last_turn = [m for m in conversation if m.turn == last.turn]
-    last_turn_calls = {c.name for m in last_turn for c in m.tool_calls}
+    last = ending.last
+    last_turn = [m for m in session.messages if m.turn == last.turn and m.role in CONVERSATION_ROLES]
     ended_by_blocker = any(
         _unrecovered(e.message_id, last_turn)
         for f in findings if f.severity == Severity.BLOCKER
         for e in f.evidence if e.turn == last.turn
     )
-    if status == "failed" or ending in ("error", "blank") or ended_by_blocker:
+    if ending.status == "failed" or ending.kind in (ERROR, BLANK) or ended_by_blocker:
         return Outcome.FAILED
-    completed = status == "completed" or _completed_by_call(session)
-    if ending == "unfinished" or (status == "cancelled" and not completed):
+    if not ending.finished or (ending.status == "cancelled" and not ending.completed):
         return Outcome.PARTIAL
     if any(f.severity >= Severity.FRICTION for f in findings):
         return Outcome.PARTIAL
-    if completed:
+    if ending.completed:
         return Outcome.ACHIEVED
     text = (last.text or "").strip()
-    if ending == "answered" and text.endswith(("?", "\uff1f")) and len(text) < 300 and not last_turn_calls:
+    asks = text.endswith(("?", "\uff1f")) and len(text) < 300
+    if ending.answer is not None and asks and not any(m.tool_calls for m in last_turn):
         return Outcome.UNKNOWN
     return Outcome.ACHIEVED
-
-
-_THANKS = re.compile(
-    r"thank|thx|\bty\b|cheers|danke|merci|gracias|obrigad|grazie|dank je|спасибо|благодар|dzięk|teşekkür"
-    r"|谢|ありがと|감사|고마",
-    re.IGNORECASE,
-)
-_CLOSING_WORDS = frozenset(
-    "thanks thank you so much very a lot many great ok okay perfect cool nice awesome cheers again"
-    " danke schön sehr merci beaucoup gracias muchas obrigado obrigada grazie mille спасибо большое".split()
-)
-IN_FLIGHT = timedelta(minutes=10)
-
-
-def _bare_thanks(text: str | None) -> bool:
-    """A thank-you with nothing else to do in it ("thanks!", "great, thank you so much")."""
-    if not text or not _THANKS.search(text):
-        return False
-    words = re.findall(r"\w+", text.lower())
-    return len(text) <= 12 or all(w in _CLOSING_WORDS for w in words)
-
-
-def _ending(conversation: list[Message]) -> str:
-    """answered, completed, error, blank or unfinished: how the conversation stops."""
-    last = conversation[-1]
-    if last.role == "user":
-        before = conversation[:-1]
-        if _bare_thanks(last.text) and before and _ending(before) in ("answered", "completed"):
-            return "answered"
-        return "unfinished"
-    if last.role == "assistant" and last.error:
-        return "error"
-    if last.role == "assistant" and last.has_text and not last.tool_calls:
-        return "answered"
-    if last.role == "assistant" and not last.tool_calls and not last.tool_results:
-        return "blank"
-    for message in reversed(conversation):  # the last tool-call round: did it complete the task?
-        if message.tool_calls:
-            done = any(c.name in COMPLETION_TOOLS for c in message.tool_calls)
-            return "completed" if done else "unfinished"
-    return "unfinished"
 
 
 def _unrecovered(message_id: int | None, turn: list[Message]) -> bool:
@@ -246,30 +203,3 @@ def _unrecovered(message_id: int | None, turn: list[Message]) -> bool:
     ids = [m.id for m in turn]
     after = turn[ids.index(message_id) + 1:] if message_id in ids else []
     return not any(c.name not in COMPLETION_TOOLS for m in after for c in m.tool_calls)
-
-
-def _completed_by_call(session: Session) -> bool:
-    """A complete_task call whose first stored result after it is not an error."""
-    pending = False
-    for message in session.messages:
-        if any(c.name in COMPLETION_TOOLS for c in message.tool_calls):
-            pending = True
-            continue
-        if not pending:
-            continue
-        results = [(message.tool_name, message.is_error)] if message.role == "tool" else [
-            (r.name, r.is_error) for r in message.tool_results
-        ]
-        for name, is_error in results:
-            if name in COMPLETION_TOOLS:
-                if not is_error:
-                    return True
-                pending = False
-    return pending
-
-
-def _recent(moment: datetime | None) -> bool:
-    if moment is None:
-        return False
-    now = datetime.now(timezone.utc) if moment.tzinfo else datetime.now()
-    return abs(now - moment) < IN_FLIGHT

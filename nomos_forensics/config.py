@@ -16,7 +16,8 @@ from .errors import ConfigError
 LOCAL_FILE = "nomos-forensics.toml"
 PYPROJECT = "pyproject.toml"
 TOOL_KEY = "nomos-forensics"
-TOP_LEVEL_KEYS = {"select", "ignore", "fail-on", "rules"}
+TOP_LEVEL_KEYS = {"select", "ignore", "fail-on", "grace-minutes", "rules"}
+DEFAULT_GRACE_MINUTES = 10.0
 
 
 @dataclass
@@ -24,6 +25,8 @@ class Config:
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     fail_on: str | None = None
+    # how long an `active` session's last message counts as in flight: the Outcome and unfinished-session agree
+    grace_minutes: float = DEFAULT_GRACE_MINUTES
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule name or code -> options
     source: str | None = None
 
@@ -65,10 +68,14 @@ def parse(table: dict[str, Any], source: str) -> Config:
     fail_on = table.get("fail-on")
     if fail_on is not None and not isinstance(fail_on, str):
         raise ConfigError(f"{source}: `fail-on` must be a severity name")
+    grace = table.get("grace-minutes", DEFAULT_GRACE_MINUTES)
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < 10**6:
+        raise ConfigError(f"{source}: `grace-minutes` must be a number of minutes from 0")
     return Config(
         select=_as_list(table.get("select", []), "select", source),
         ignore=_as_list(table.get("ignore", []), "ignore", source),
         fail_on=fail_on,
+        grace_minutes=float(grace),
         rules={str(k): dict(v) for k, v in rules.items()},
         source=source,
     )

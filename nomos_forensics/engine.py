@@ -6,6 +6,7 @@ import re
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -13,6 +14,7 @@ import sqlalchemy as sa
 from .card import Card, RuleError, Stats, decide_outcome, objective_of
 from .config import Config
 from .db import Database
+from .ending import DEFAULT_GRACE
 from .errors import AmbiguousSession, ConfigError, InvalidSessionId, SessionNotFound
 from .model import Session, SessionInfo, message_from_row
 from .plugins import Registry, RuleSpec
@@ -49,6 +51,7 @@ class RuleSet:
     skipped: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     problems: list[RuleError] = field(default_factory=list)  # plugin load problems
+    grace: timedelta = DEFAULT_GRACE  # an `active` session younger than this is still running
 
     @property
     def needs(self) -> set[Need]:
@@ -78,7 +81,8 @@ def build_ruleset(
     schema: SchemaReport | None = None,
 ) -> RuleSet:
     """Apply selection (CLI over config), per-rule options, and schema requirements."""
-    ruleset = RuleSet(problems=[RuleError(p.source, "PluginLoadError", p.message) for p in registry.problems])
+    ruleset = RuleSet(problems=[RuleError(p.source, "PluginLoadError", p.message) for p in registry.problems],
+                      grace=timedelta(minutes=config.grace_minutes))
     selectors = list(select) or list(config.select)
     ignores = [*config.ignore, *ignore]
     for selector in [*selectors, *ignores]:
@@ -229,7 +233,7 @@ def review(
     """Run every active rule on `session` (a raising rule becomes a card error) and build the card."""
     findings = []
     errors = list(ruleset.problems)
-    ctx = RuleContext(query=query, schema=schema)
+    ctx = RuleContext(query=query, schema=schema, grace=ruleset.grace)
     for active in ruleset.active:
         try:
             findings.extend(active.rule.check(session, ctx) or ())
@@ -240,7 +244,7 @@ def review(
         session=session,
         stats=Stats.of(session),
         objective=objective_of(session),
-        outcome=decide_outcome(session, findings),
+        outcome=decide_outcome(session, findings, ruleset.grace),
         findings=findings,
         errors=errors,
         skipped=list(ruleset.skipped),

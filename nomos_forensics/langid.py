@@ -35,6 +35,9 @@ import re
 from dataclasses import dataclass, field
 from itertools import chain
 
+from . import lexicon
+from .text import without_blocks, without_code, without_snippets
+
 # Languages Lingua chooses among for Latin-script text (ISO 639-1).
 LINGUA_LANGUAGES = (
     "en es fr de pt it nl pl tr vi id ms sv da nb fi cs sk ro hu hr ca sl lt lv et tl sw af sq eu ga is"
@@ -46,9 +49,6 @@ MIN_UNITS = 3.0  # word units of prose needed to call the language of a reply
 LINGUA_MIN_LETTERS = 24
 ANALYSE_CHARS = 1500
 
-_CODE_BLOCK = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)|<think(?:ing)?>.*?(?:</think(?:ing)?>|$)", re.S)
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
-_QUOTED_LINE = re.compile(r"(?m)^[ \t]*>.*$")
 # A token (a run of non-space characters) with a digit, `_`, a path or URL character, an
 # operator, or a dot or colon inside: paths, URLs, versions, commands, key=value, e-mails.
 _TECH_TOKEN = re.compile(r"(?<!\S)(?=\S*?(?:[\d_@=<>{}\[\]\\|$#*/~^]|[.:]\w))\S+")
@@ -70,228 +70,21 @@ _ASCII_PROSE_WORD = re.compile(
 _PATHLIKE = re.compile(r"(?<!\S)\S*?[/\\@=_]\S*")
 
 # ----------------------------------------------------------------------------- word lists
+# Kept as data in nomos_forensics/lexicons/langid.toml (README: "Adding a language").
+LEXICON = lexicon.load("nomos_forensics", "langid")
 # Words every language borrows in operations talk: no vote.
-NEUTRAL = frozenset(
-    """ok okay server servers container containers backup backups log logs status cluster docker
-    nginx proxy cache firewall router host hosts pod pods job jobs kernel script
-    web online offline cron api dns vpn ssl tls ssh http https cpu
-    ram gb mb tb kb ms root admin login sudo node nodes vm vms lxc ct pve git bash shell linux
-    debian ubuntu windows redis postgres postgresql mysql grafana prometheus traefik k3s kubectl
-    systemctl journalctl apt yum zfs nfs smb ceph raid smart ups ntp uptime timeout error
-    warning info debug hallo hello hi hey sorry pizza internet email mail chat bot agent disk disks
-    network port ports file files folder config configuration database user users password
-    certificate cert version release package packages system machine site page service
-    services load task tasks""".split()
-)
-
-# Function words and everyday words per language. English words are split in two tiers:
-# markers (weight 1) and common content words (weight 0.5).
-ENGLISH_MARKERS = frozenset(
-    """the and is are you your that this with have has it's i'm i've i'll i'd can't don't
-    doesn't didn't won't isn't aren't wasn't weren't couldn't wouldn't shouldn't haven't hasn't
-    be it what which would should could there their they here from not but or if we our were
-    been just please can any some about into out up these those how when where why who than
-    then them she his her does did let's yes unfortunately however able unable of to in on for
-    my me i an at by as all also now will was do done no so its there's that's what's here's
-    you're we're they're you've we've you'll we'll thanks thank sure let seems looks because
-    after before while since until without within over under only still already again very
-    more most other each every both either neither something anything nothing everything
-    itself myself yourself should've would've they've""".split()
-)
-ENGLISH_WORDS = frozenset(
-    """check show list tell give make find look need want help try use keep take send start stop
-    running stopped restarted rebooted started checked found fixed working broken failed
-    failing full free used left right first last next previous new old good bad same many
-    much today yesterday tomorrow time day days week hour hours minute minutes seconds
-    memory space usage valid expired latest why
-    healthy active inactive slow fast high low empty well got get go going know think see
-    said says say means mean move copy open close enable disable install remove delete create
-    add fix clean run ran set put also everything fine great good thanks hello approve plan
-    step steps following issue issues problem problems reply answer question request access
-    able cannot unable permission sorry apologize afraid restart reboot update upgrade deploy
-    build about around approximately roughly percent successfully completed complete finished
-    finish succeeded passed returned responded responding installed updated removed deleted
-    created added enabled disabled configured mounted cleaned renewed rotated stuck currently
-    recently usually normally properly correctly already yet left right now still errors
-    warnings nothing looks seems everything something anything someone back down over again
-    please thank thanks welcome great perfect okay alright sure here there these those which
-    while since until though although whether either because without within between during
-    through across against along among behind below beneath beside beyond inside outside
-    instead rather quite pretty really very just almost enough least less fewer more most
-    several few many lots plenty whole half both each every any some other another such same
-    different latest earlier later ago soon tonight morning afternoon evening night week month
-    year hours minutes running stopped healthy unhealthy reachable unreachable available
-    unavailable online working fine broken slow fast high low full empty free used""".split()
-)
-
-LEXICONS: dict[str, str] = {
-    # function words, then polite words, then everyday operations verbs and nouns
-    "es": """vale venga bueno genial perfecto pues entonces algo nada nadie siempre nunca mismo cada otro otros otras poco mucho muchos tanto menos mejor peor nuevo nueva primero último parece según durante mientras aunque además casi solo sólo días horas minutos semana mes año todavía aún están había sería será puede pueden debe deben hacer hecho vez veces ningún ninguna sigo seguir sigue de el la los las del un una unos unas y o es son está están estoy estás era fue no que qué
-        por para con en se lo le les mi mis tu tus su sus al como cómo pero más muy sí ya todo
-        todos esta este eso esto esa ese estos estas hay puedes puede puedo podrías necesito quiero
-        cuando cuándo donde dónde porque hacer hace ha he han hemos sido ser ahora después antes
-        sin sobre entre desde hasta hoy ayer mañana bien mal nada otra otro vez también aquí
-        gracias favor hola siento perdón disculpa lamentablemente desafortunadamente claro listo
-        servidor contenedor disco memoria archivo registro registros copia seguridad error
-        errores problema espacio uso reinicia reiniciar revisa revisar comprueba comprobar
-        muestra muestrame muéstrame mostrar dime dame borra borrar elimina eliminar instala
-        instalar actualiza actualizar lista listar arranca arrancar detén para ejecutar acceso
-        funciona funcionando tengo tiene tienes usted ustedes ayudar""",
-    "pt": """sim sem então algo ninguém sempre nunca mesmo cada outro outros pouco muitos tanto menos melhor pior novo nova primeiro último parece segundo durante enquanto embora além quase só dias horas minutos semana mês ano ainda estava seria será podem deve devem feito vez vezes nenhum nenhuma ok beleza valeu certo de o os a as do da dos das um uma e é são está estão estou era foi não que para com em se
-        você vocês por meu minha seu sua pode posso preciso quero também muito já mas mais como
-        quando onde porque fazer ser tem têm ter agora depois antes sem sobre entre desde até
-        hoje ontem amanhã bem ao aos à na no nas nos pelo pela isso isto esse essa aqui nada
-        favor obrigado obrigada olá desculpe lamento infelizmente pronto claro servidor
-        contêiner memória arquivo registro banco dados serviço erro erros problema espaço uso
-        reinicie reiniciar verifique verificar mostre mostrar liste listar apague apagar instale
-        instalar atualize atualizar executar acesso tenho consigo ajudar comando""",
-    "fr": """alors quelque rien personne toujours jamais même chaque autre autres peu beaucoup tant moins mieux pire nouveau nouvelle premier dernier semble selon pendant tandis bien que encore déjà jours heures minutes semaine mois an année était serait sera peuvent doit doivent fois aucun aucune d'accord voilà oui non vas va le la les de des du un une et est sont était été pas ne je tu il elle nous vous ils
-        elles que qui quoi pour dans sur avec ce cette ces cet mais ou où mon ma mes ton ta tes
-        son sa ses notre votre vos leur peux peut veux pouvez voulez faire fait être avoir ai as
-        avez ont y en au aux par plus moins comme quand pourquoi comment maintenant après avant
-        sans entre depuis aujourd'hui hier demain très aussi tout tous toutes bien ici rien
-        s'il plaît merci bonjour salut désolé désolée malheureusement c'est j'ai n'ai qu'il
-        d'accès l'accès serveur conteneur disque mémoire fichier journal journaux sauvegarde
-        erreur erreurs problème espace redémarre redémarrer vérifie vérifier affiche afficher
-        montre montrer liste lister supprime supprimer installe installer mets exécuter accès
-        fonctionne aider""",
-    "de": """also etwas nichts niemand immer nie gleich jede jeder jedes andere anderen wenig viel viele weniger besser schlechter neue neuer erste letzte scheint laut während obwohl außerdem fast tage stunden minuten woche monat jahr noch bereits wäre wird können müssen soll gemacht mal alles klar okay ja nein genau einverstanden prima der die das den dem des ein eine einen einem einer und ist sind war wurde werden nicht
-        ich du sie er es wir ihr mit auf für zu von bei aus nach kann kannst können mir mich dir
-        dich uns auch noch schon aber oder wie was warum wo wann jetzt dann heute gestern morgen
-        sehr gut haben habe hast hat sein kein keine keinen diese dieser dieses im am um vom zum
-        zur nur hier mal wieder weil dass ob bitte danke leider tut leid entschuldigung gern
-        festplatte speicher datei protokoll sicherung dienst fehler problem platz neu starte
-        starten prüfe prüfen zeige zeig zeigen liste auflisten lösche löschen installiere
-        installieren aktualisiere aktualisieren ausführen zugriff läuft funktioniert helfen""",
-    "it": """allora qualcosa nessuno sempre mai stesso ogni altro altri poco tanti meno meglio peggio nuovo nuova primo ultimo sembra secondo durante mentre anche quasi solo giorni ore minuti settimana mese anno ancora già sarebbe sarà possono deve devono volta volte nessun nessuna va bene sì certo d'accordo perfetto il lo la i gli le di del della dello dei degli delle un una uno e è era sono non che
-        per con in mi ti si ci questo questa quello quella puoi può posso voglio anche molto già
-        perché come quando dove cosa fare fatto stato essere avere ho hai ha hanno adesso ora
-        poi prima senza su tra da fino oggi ieri domani bene male al allo alla alle nel nella
-        sul sulla qui niente più grazie prego ciao scusa purtroppo dispiace contenitore
-        memoria registro servizio errore errori problema spazio riavvia riavviare controlla
-        controllare mostra mostrami elenca elencare cancella cancellare installa installare
-        aggiorna aggiornare eseguire accesso funziona aiutare""",
-    "nl": """dus iets niets niemand altijd nooit dezelfde elke andere weinig veel minder beter slechter nieuwe eerste laatste lijkt volgens tijdens terwijl hoewel bijna alleen dagen uren minuten week maand jaar nog steeds zou zal kunnen moeten gemaakt keer prima oké ja nee klopt de het een en is zijn was niet ik je jij u we wij ze zij van op met voor dat dit die deze
-        wat waarom hoe wanneer waar kun kan kunt wil ook maar nog wel al er naar bij uit om te
-        heb heeft hebben werd worden geen nu dan vandaag gisteren morgen goed hier niets mijn
-        jouw uw graag dank bedankt helaas sorry alsjeblieft schijf geheugen bestand
-        logbestanden dienst fout fouten probleem ruimte herstart herstarten controleer
-        controleren toon tonen laat lijst verwijder verwijderen installeer installeren
-        bijwerken uitvoeren toegang werkt helpen opnieuw""",
-    "pl": """ile jaki jaka jakie zostało zostały są było więc coś nic nikt zawsze nigdy każdy inny inne mało dużo wiele mniej lepiej gorzej nowy nowa pierwszy ostatni wydaje według podczas chociaż prawie tylko dni godziny minut tydzień miesiąc rok wciąż byłoby będzie mogą musi muszą zrobione raz razy dobrze okej tak nie jasne i w z na do nie jest są był była to że się jak co czy o dla od po przez ale lub oraz tak
-        już jeszcze bardzo teraz dzisiaj wczoraj jutro mogę możesz może mam masz ma ten ta te
-        tego tej mnie mi ci jego jej tutaj nic który która które dlaczego gdzie kiedy proszę
-        dziękuję dzięki cześć niestety przepraszam serwer dysk pamięć plik dziennik logi błąd
-        problem miejsce zrestartuj uruchom ponownie sprawdź pokaż usuń zainstaluj zaktualizuj
-        wykonać dostępu dostęp działa pomóc""",
-    "tr": """yani bir şey hiçbir hiç kimse her zaman asla aynı diğer az çok daha iyi kötü yeni ilk son gibi göre sırasında rağmen neredeyse sadece gün saat dakika hafta ay yıl hâlâ zaten olur olacak olabilir gerekir yapıldı kez tamam peki olur evet hayır tabii ve bir bu şu da de ile için mi mı mu mü ne neden nasıl nerede evet hayır şimdi bugün
-        dün yarın çok daha sonra önce değil var yok ben sen biz siz onlar benim senin bunu şunu
-        gibi kadar ama veya lütfen teşekkürler teşekkür ederim merhaba maalesef üzgünüm özür
-        sunucu sunucuyu bellek dosya kayıt hata sorun alan yeniden başlat kontrol et göster
-        listele sil kur güncelle çalıştır erişim çalışıyor yardım misin musun""",
-    "vi": """vậy một cái gì không ai luôn bao giờ cùng mỗi khác ít nhiều hơn tốt xấu mới đầu tiên cuối dường theo trong khi mặc dù gần chỉ ngày giờ phút tuần tháng năm vẫn đã rồi sẽ có thể phải lần được rồi vâng dạ ừ và là của có không được cho này đó một các những với trong trên để khi thì tôi bạn anh
-        chị em chúng ta họ đã đang sẽ rất cũng nhưng hoặc vì nên nếu gì sao như thế nào ở đâu
-        bây giờ hôm nay xin cảm ơn lỗi giúp máy chủ ổ đĩa bộ nhớ tệp nhật ký dịch vụ khởi động
-        lại kiểm tra hiển thị liệt kê xóa cài đặt cập nhật chạy truy cập hoạt động""",
-    "id": """jadi sesuatu tidak ada siapa selalu pernah sama setiap lain sedikit banyak kurang lebih baik buruk baru pertama terakhir tampaknya menurut selama sementara meskipun hampir hanya hari jam menit minggu bulan tahun masih sudah akan bisa harus kali sampai depan semua lagi begitu seperti setelah sebelum tanpa antara kepada bahwa agar namun tapi sini sana oke siap baiklah benar salah dan yang di ke dari ini itu untuk dengan pada adalah tidak ya saya anda kamu kami kita
-        mereka akan sudah sedang bisa dapat harus juga tetapi atau karena jika apa mengapa
-        kenapa bagaimana dimana kapan sekarang hari kemarin besok sangat lebih belum tersebut
-        tolong terima kasih maaf mohon memori berkas layanan kesalahan masalah ruang ulang
-        periksa cek tampilkan hapus pasang perbarui jalankan akses berjalan bantu""",
-    "ms": """boleh sila awak kerana pelayan semak tidak anda maaf saya untuk ini itu dan yang""",
-    "tl": """ang ng mga sa na ay at hindi ko mo siya kami tayo sila ito iyan po salamat paumanhin
-        pakiusap ngayon""",
-    "sv": """alltså något inget ingen alltid aldrig samma varje annan andra lite mycket många mindre bättre sämre ny nya första sista verkar enligt under medan fast nästan bara dagar timmar minuter vecka månad år fortfarande skulle kommer kunna måste gjort gång gånger okej ja nej absolut och i att det som en ett är var på för med inte jag du vi ni de har kan den till av om
-        men eller så vad varför hur när här nu idag igår imorgon mycket också redan mig dig
-        tack hej tyvärr ledsen ursäkta servern disken minnet fil loggen tjänsten fel problem
-        utrymme starta om kontrollera kolla visa lista ta bort installera uppdatera kör
-        åtkomst fungerar hjälpa finns""",
-    "da": """altså noget intet ingen altid aldrig samme hver anden andre lidt mange mindre bedre værre ny nye første sidste synes ifølge mens næsten kun dage timer minutter uge måned år stadig ville vil kunne skal gjort gang gange okay ja nej og i at det som en et er var på for med ikke jeg du vi de har kan den til af om men
-        eller så hvad hvorfor hvordan hvornår hvor her nu meget også allerede mig dig din dit
-        tak hej beklager desværre undskyld serveren disken fil loggen fejl problem genstart
-        kontroller tjek vis list slet installer opdater kør adgang fungerer hjælpe""",
-    "nb": """altså noe ingenting ingen alltid aldri samme hver annen andre litt mange mindre bedre verre ny nye første siste ser ut ifølge mens nesten bare dager timer minutter uke måned år fortsatt ville vil kunne må gjort gang ganger greit ja nei og i at det som en et er var på for med ikke jeg du vi de har kan den til av om men
-        eller så hva hvorfor hvordan når hvor her nå veldig også allerede meg deg din ditt
-        takk hei beklager dessverre unnskyld serveren disken fil loggen feil problem start
-        sjekk vis list slett installer oppdater kjør tilgang fungerer hjelpe""",
-    "fi": """siis jotain mitään kukaan aina koskaan sama jokainen muu muut vähän paljon vähemmän parempi huonompi uusi ensimmäinen viimeinen näyttää mukaan aikana vaikka melkein vain päivää tuntia minuuttia viikko kuukausi vuosi vielä olisi tulee voivat täytyy tehty kerran kertaa okei kyllä ei selvä ja on ei se että kun mutta tai niin myös jo vielä minä sinä me te he olen olet ovat oli
-        voi voitko voin en et tämä tätä se sitä mitä miksi missä milloin nyt tänään eilen
-        huomenna kiitos hei anteeksi valitettavasti palvelin levy muisti tiedosto loki virhe
-        ongelma tila käynnistä uudelleen tarkista näytä listaa poista asenna päivitä suorita
-        pääsy toimii auttaa""",
-    "cs": """byla bylo byly bez jsem jsi jsme jste takže něco nic nikdo vždy nikdy stejný každý jiný jiné málo hodně více méně lépe hůře nový nová první poslední zdá podle během zatímco ačkoli téměř jen dny hodin minut týden měsíc rok stále bylo bude mohou musí hotovo krát dobře jasně a v na je jsou byl se to že s z do o k pro ale jak co proč kde kdy ano ne teď dnes
-        včera zítra velmi také už ještě mohu můžete můžeš mám máte nemám nemohu tento tato tuto
-        toto prosím děkuji díky ahoj bohužel omlouvám promiňte paměť soubor chyba problém
-        místo restartuj spusť znovu zkontroluj zobraz vypiš smaž nainstaluj aktualizuj
-        provést přístup funguje pomoci""",
-    "sk": """a v na je sú bol sa to že s z do o k pre ale ako čo prečo kde kedy áno nie teraz dnes
-        veľmi aj už ešte môžem môžete mám nemám nemôžem tento táto túto toto prosím ďakujem
-        ahoj bohužiaľ prepáčte pamäť súbor chyba problém miesto reštartuj spusti znova
-        skontroluj zobraz vymaž nainštaluj aktualizuj vykonať prístup funguje pomôcť""",
-    "ro": """deci ceva nimic nimeni mereu niciodată același fiecare alt alte puțin mult mulți mai bine rău nou nouă primul ultimul pare conform timpul deși aproape doar zile ore minute săptămână lună an încă deja ar fi va poate trebuie făcut dată dăți bine da nu sigur și în la de pe cu nu este sunt era a fost al ale o un pentru că ce care din sau dar mai
-        foarte da acum azi ieri mâine pot poți puteți am ai are acest această îmi vă rog
-        mulțumesc bună scuze îmi pare rău din păcate serverul disc memorie fișier jurnal eroare
-        problemă spațiu repornește verifică arată listează șterge instalează actualizează
-        execută acces funcționează rulează ajuta""",
-    "hu": """tehát valami semmi senki mindig soha ugyanaz minden más kevés sok több kevesebb jobb rosszabb új első utolsó úgy tűnik szerint alatt közben bár majdnem csak nap óra perc hét hónap év még volna lesz lehet kell kész szer rendben oké persze a az és is egy nem van vagy de hogy mi mit miért hol mikor igen most ma tegnap holnap
-        nagyon már még ez ezt azt tudom tudod tudja kérem köszönöm szia sajnos sajnálom
-        elnézést szerver lemez memória fájl napló hiba probléma hely indítsd újra ellenőrizd
-        mutasd listázd töröld telepítsd frissítsd végrehajtani hozzáférés működik segíteni""",
-    "hr": """dakle nešto ništa nitko uvijek nikad isti svaki drugi malo puno više manje bolje gore novi nova prvi zadnji čini prema tijekom iako gotovo samo dana sati minuta tjedan mjesec godina još bilo bit će mogu mora gotovo puta dobro može i u na je su bio se da to za od do s sa ali ili kako što zašto gdje gde kada ne sada
-        danas jučer sutra vrlo već još mogu možete imam nemam ovaj ova ovo molim hvala bok
-        zdravo nažalost žao izvini oprostite memorija datoteka dnevnik greška problem prostor
-        ponovno pokreni provjeri proveri prikaži popis obriši instaliraj ažuriraj izvršiti
-        pristup radi pomoći""",
-    "ca": """el la els les de del i és són no que per amb en es un una aquest aquesta però més
-        molt també ja si ara avui ahir demà us plau gràcies servidor disc memòria reinicia
-        comprova mostra puc pots""",
-    "sw": """na ya wa kwa ni za la katika hii hiyo si sana tafadhali asante samahani siwezi""",
-    "et": """ja on ei see et kui aga või ka veel mina sina meie teie nad olen oled oli saan saab ma sa
-        me te palun aitäh tere vabandust kahjuks ketas mälu fail logi viga taaskäivita kontrolli
-        näita kustuta paigalda uuenda juurdepääs töötab""",
-    "lv": """un ir nav es tu mēs jūs viņi tas šis kas kā kāpēc kur kad bet vai arī jau vēl man tev
-        var varu nevaru lūdzu paldies sveiki atvainojiet diemžēl serveris disks atmiņa fails
-        žurnāls kļūda restartē pārbaudi parādi dzēs instalē atjaunini piekļuve darbojas""",
-    "lt": """ir yra nėra aš tu mes jūs jie tai šis kas kaip kodėl kur kada bet ar taip pat jau dar man
-        galiu negaliu prašau ačiū labas atsiprašau deja serveris diskas atmintis failas žurnalas
-        klaida paleisk naujo patikrink parodyk ištrink įdiek atnaujink prieiga veikia""",
-    "sl": """in je so ni jaz ti mi vi oni to ta kaj kako zakaj kje kdaj ampak ali tudi že še lahko
-        morem prosim hvala zdravo oprostite žal strežnik pomnilnik datoteka dnevnik napaka
-        znova zaženi preveri prikaži izbriši namesti posodobi dostop deluje""",
-    "sq": """dhe është nuk unë ti ne ju ata ky kjo çfarë si pse ku kur por ose gjithashtu tashmë ende
-        mund lutem faleminderit përshëndetje falni fatkeqësisht serveri disku memoria skedari
-        regjistri gabim rinis kontrollo shfaq fshi instalo përditëso qasje punon""",
-    "af": """en is nie ek jy ons julle hulle dit die wat hoe hoekom waar wanneer maar of ook al nog
-        kan asseblief dankie hallo jammer ongelukkig bediener skyf geheue lêer fout herbegin
-        kontroleer wys verwyder installeer toegang werk""",
-    "is": """og er ekki ég þú við þið þeir það þetta hvað hvernig hvers vegna hvar hvenær en eða líka
-        þegar enn get vinsamlegast takk halló afsakið því miður þjónn diskur minni skrá villa
-        endurræsa athuga sýna eyða aðgangur virkar""",
-    "eu": """eta da ez ni zu gu zuek haiek hau hori zer nola zergatik non noiz baina edo ere jada
-        oraindik mesedez eskerrik asko kaixo barkatu zoritxarrez zerbitzaria diskoa fitxategia
-        errorea berrabiarazi egiaztatu erakutsi ezabatu instalatu sarbidea dabil""",
-    "ga": """agus tá níl mé tú sinn sibh siad seo sin cad conas cén fáth cá huair ach nó freisin
-        cheana fós le do thoil go raibh maith agat dia duit brón orm drochuair freastalaí
-        diosca cuimhne comhad earráid atosaigh seiceáil taispeáin scrios suiteáil rochtain""",
-}
-
+NEUTRAL = frozenset(lexicon.words(LEXICON["neutral"]))
+# English words in two tiers: markers (weight 1) and common content words (weight 0.5).
+ENGLISH_MARKERS = frozenset(lexicon.words(LEXICON["english"]["markers"]))
+ENGLISH_WORDS = frozenset(lexicon.words(LEXICON["english"]["words"]))
+# Function words, polite words and everyday operations words per language, in file order.
+LEXICONS: dict[str, str] = {lang: table["words"] for lang, table in LEXICON["languages"].items()}
 # Letters (and marks) that only some Latin-script languages use: a vote per occurrence.
-LETTER_HINTS: dict[str, tuple[str, ...]] = {
-    "ñ¿¡": ("es",), "ãõ": ("pt",), "ç": ("pt", "fr", "ca", "tr"), "ß": ("de",),
-    "łąęśźżćń": ("pl",), "ğşı": ("tr",), "ășțâî": ("ro",), "őű": ("hu",), "řěů": ("cs",),
-    "ďťľĺŕ": ("sk",), "đ": ("hr", "vi"), "ơưạảấầẩậắằẳặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ": ("vi",),
-    "å": ("sv", "da", "nb"), "øæ": ("da", "nb"), "ėųį": ("lt",), "āēīūģķļņ": ("lv",),
-    "èù": ("fr", "it", "ca"), "êëïœ": ("fr",), "ìò": ("it",),
-}
+LETTER_HINTS: dict[str, tuple[str, ...]] = {chars: tuple(langs) for chars, langs in LEXICON["letter_hints"].items()}
 _LETTER_HINT = {ch: langs for chars, langs in LETTER_HINTS.items() for ch in chars}
 _HINT_CHARS = re.compile("[" + "".join(LETTER_HINTS) + "]")
-
 # Closely related languages: a call between them is no evidence of a switch.
-CLOSE = [
-    {"es", "pt", "ca", "it", "gl"}, {"da", "nb", "sv", "no"}, {"ru", "uk", "bg", "sr", "be", "mk"},
-    {"id", "ms", "tl"}, {"cs", "sk"}, {"hr", "sr", "sl", "bs"}, {"nl", "af"}, {"ar", "fa", "ur"},
-    {"hi", "mr", "ne"},
-]
+CLOSE = [set(group) for group in LEXICON["close"]]
 
 
 def _build_index() -> dict[str, tuple[tuple[str, float], ...]]:
@@ -368,70 +161,11 @@ _RUSSIAN_ONLY = re.compile("[ыэёЫЭЁ]")
 _PERSIAN = re.compile("[پچژگکی]")
 _URDU = re.compile("[ٹڈڑںےھ]")
 
-LANGUAGE_NAMES = {
-    "en": "English", "es": "Spanish", "fr": "French", "de": "German", "pt": "Portuguese",
-    "it": "Italian", "nl": "Dutch", "pl": "Polish", "tr": "Turkish", "vi": "Vietnamese",
-    "id": "Indonesian", "ms": "Malay", "sv": "Swedish", "da": "Danish", "nb": "Norwegian",
-    "fi": "Finnish", "cs": "Czech", "sk": "Slovak", "ro": "Romanian", "hu": "Hungarian",
-    "hr": "Croatian", "ca": "Catalan", "sl": "Slovene", "lt": "Lithuanian", "lv": "Latvian",
-    "et": "Estonian", "ru": "Russian", "uk": "Ukrainian", "bg": "Bulgarian", "sr": "Serbian",
-    "be": "Belarusian", "mk": "Macedonian", "kk": "Kazakh",
-    "tl": "Tagalog", "sw": "Swahili", "af": "Afrikaans", "sq": "Albanian", "eu": "Basque",
-    "ga": "Irish", "is": "Icelandic", "zh": "Chinese", "ja": "Japanese", "ko": "Korean",
-    "el": "Greek", "he": "Hebrew", "hi": "Hindi", "bn": "Bengali", "th": "Thai", "ka": "Georgian",
-    "hy": "Armenian", "ta": "Tamil", "am": "Amharic", "ar": "Arabic", "fa": "Persian", "ur": "Urdu",
-    "pa": "Punjabi", "gu": "Gujarati", "te": "Telugu", "kn": "Kannada", "ml": "Malayalam",
-    "si": "Sinhala", "lo": "Lao", "my": "Burmese", "km": "Khmer",
-}
-
-# How users name a language when they ask for it ("answer in French", "auf Englisch",
-# "翻译成英文"): English name, own name, and its name in a few widely used languages.
-LANGUAGE_REQUEST_NAMES = {
-    "en": r"english|ingl[eéê]s|anglais|englisch|inglese|engels|angielsk|ingilizce|ti[eế]ng anh|inggris|engelsk|englanti|anglick|англи|英文|英语|英語|영어|الإنجليزي|انجليزي|אנגלית|अंग्रेज|อังกฤษ",
-    "es": r"spanish|espa[nñ]ol|castellano|spanisch|espagnol|spagnolo|espanhol|spaans|hiszpa|ispanyol|t[aâ]y ban nha|spanyol|spansk|испан|西班牙|スペイン|스페인",
-    "fr": r"french|fran[cç]ais|franz[oö]sisch|franc[eé]s|francese|franc[eê]s|frans|francus|fransız|ti[eế]ng ph[aá]p|prancis|franska|fransk|француз|法语|法文|法語|フランス|프랑스",
-    "de": r"german|deutsch|alem[aá]n|allemand|tedesco|alem[aã]o|duits|niemieck|almanca|ti[eế]ng [dđ][uứ]c|jerman|tyska|tysk|немец|німец|德语|德文|德語|ドイツ|독일",
-    "pt": r"portugu|portugies|portoghese|portugees|portugalsk|portekiz|португал|葡萄牙|ポルトガル|포르투갈",
-    "it": r"italian|italiano|italienisch|italien|italiaans|w[łl]osk|italyan|итальян|意大利|イタリア|이탈리아",
-    "nl": r"dutch|nederlands|niederl[aä]ndisch|holl[aä]ndisch|n[eé]erlandais|neerland[eé]s|olandese|holand[eê]s|flemish|vlaams|нидерланд|голланд|荷兰|荷蘭|オランダ|네덜란드",
-    "pl": r"polish|polski|polsku|polnisch|polonais|polaco|polacco|polon[eê]s|pools|польск|波兰|波蘭|ポーランド|폴란드",
-    "ru": r"russian|русск|russisch|russe|ruso|russo|rosyjsk|rus[cç]a|ti[eế]ng nga|ryska|russisk|俄语|俄文|俄語|ロシア|러시아",
-    "uk": r"ukrain|українськ|украинск|ucrania|ucraino|ukrai[nń]sk|乌克兰|烏克蘭|ウクライナ|우크라이나",
-    "zh": r"chinese|mandarin|cantonese|中文|汉语|漢語|华语|華語|普通话|普通話|國語|中国語|chinesisch|chinois|chino|cinese|chin[eê]s|chinees|chi[nń]sk|китайск|[cç]ince|ti[eế]ng trung|중국어|tionghoa",
-    "ja": r"japanese|日本語|japanisch|japonais|japon[eé]s|giapponese|japon[eê]s|japans|japo[nń]sk|японск|japonca|ti[eế]ng nh[aậ]t|jepang|일본어|日语|日文",
-    "ko": r"korean|한국어|한국말|koreanisch|cor[eé]en|coreano|koreaans|korea[nń]sk|корейск|korece|ti[eế]ng h[aà]n|韩语|韓語|韓国語|韩文",
-    "ar": r"arabic|عربي|العربية|arabisch|arabe|[aá]rabe|arabo|arabsk|арабск|arap[cç]a|阿拉伯|アラビア|아랍",
-    "he": r"hebrew|עברית|hebr[aä]isch|h[eé]breu|hebreo|ebraico|hebraico|иврит|希伯来|ヘブライ|히브리",
-    "hi": r"hindi|हिन्दी|हिंदी|印地",
-    "th": r"\bthai\b|ภาษาไทย|ไทย|泰语|泰語|タイ語|태국어",
-    "tr": r"turkish|t[uü]rk[cç]e|t[uü]rkisch|\bturc\b|turco|turks|turecki|турецк|土耳其|トルコ|터키",
-    "vi": r"vietnam|ti[eế]ng vi[eệ]t|越南|ベトナム|베트남",
-    "id": r"indonesia|indon[eé]si|印尼|インドネシア|인도네시아",
-    "ms": r"malay|melayu|马来|マレー",
-    "sv": r"swedish|svenska|schwedisch|su[eé]dois|sueco|svedese|zweeds|szwedzk|шведск|瑞典|スウェーデン|스웨덴",
-    "da": r"danish|dansk|d[aä]nisch|danois|dan[eé]s|danese|deens|du[nń]sk|датск|丹麦|デンマーク",
-    "nb": r"norwegian|norsk|norwegisch|norv[eé]gien|noruego|norvegese|noors|norwesk|норвеж|挪威|ノルウェー",
-    "fi": r"finnish|suome|finnisch|finnois|finland[eé]s|finlandese|\bfins\b|fi[nń]sk|финск|芬兰|フィンランド",
-    "cs": r"czech|[cč]e[sš]tin|[cč]esky|tschechisch|tch[eè]que|checo|ceco|tsjechisch|czesk|чешск|捷克|チェコ",
-    "sk": r"slovak|sloven[cč]in|slowakisch|eslovaco",
-    "el": r"greek|ελληνικ|griechisch|\bgrec\b|griego|greco|grego|grieks|greck|греческ|希腊|希臘|ギリシャ|그리스",
-    "ro": r"romanian|rom[aâ]n[aăe]|rum[aä]nisch|roumain|rumano|rumeno|roemeens|rumu[nń]sk|румынск|罗马尼亚|ルーマニア",
-    "hu": r"hungarian|magyar|ungarisch|hongrois|h[uú]ngaro|ungherese|hongaars|w[eę]giersk|венгерск|匈牙利|ハンガリー",
-    "bg": r"bulgarian|български|bulgarisch|bulgare|b[uú]lgaro",
-    "sr": r"serbian|српск|srpsk|serbisch|serbe|serbio",
-    "hr": r"croatian|hrvatsk|kroatisch|croate|croata",
-    "fa": r"persian|farsi|فارسی|persisch|persan|persa",
-    "ur": r"urdu|اردو",
-    "bn": r"bengali|bangla|বাংলা",
-    "ca": r"catalan|catal[aà]|katalanisch",
-    "tl": r"tagalog|filipino",
-}
+LANGUAGE_NAMES: dict[str, str] = dict(LEXICON["names"])
+# How users name a language when they ask for it ("answer in French", "auf Englisch", "翻译成英文").
+LANGUAGE_REQUEST_NAMES: dict[str, str] = dict(LEXICON["request_names"])
 _REQUEST_NAME = {lang: re.compile(pattern, re.I) for lang, pattern in LANGUAGE_REQUEST_NAMES.items()}
-_TRANSLATE = re.compile(
-    r"translat|traduc|tradu[zi]|traduis|[uü]bersetz|vertaal|t[łl]umacz|перев[оеі]д|переклад|翻译|翻譯|翻訳|번역|"
-    r"[cç]evir|d[iị]ch|terjemah|[oö]vers[aäæ]tt|overs[aæ]t|k[aä][aä]nn[aä]|p[rř]elo[zž]|ترجم|תרגם",
-    re.I,
-)
+_TRANSLATE = re.compile(lexicon.pattern(LEXICON["patterns"], "translate"), re.I)
 
 
 @dataclass(frozen=True)
@@ -507,20 +241,6 @@ for _i, _group in enumerate(CLOSE):
         _FAMILY.setdefault(_lang, _i)
 
 
-def _without_code(text: str) -> str:
-    if "```" in text or "~~~" in text or "<think" in text:
-        text = _CODE_BLOCK.sub(" ", text)
-    return _without_snippets(text[: ANALYSE_CHARS + 300])
-
-
-def _without_snippets(text: str) -> str:
-    if "`" in text:
-        text = _INLINE_CODE.sub(" ", text)
-    if ">" in text:
-        text = _QUOTED_LINE.sub(" ", text)
-    return text
-
-
 def _without_quotes(text: str) -> str:
     """Quoted strings removed, unless the text is mostly quotation (a translation, a banner)."""
     if not ('"' in text or "“" in text or "„" in text or "«" in text or "「" in text or "『" in text):
@@ -531,7 +251,7 @@ def _without_quotes(text: str) -> str:
 
 def prose(text: str, *, drop_quotes: bool = False) -> str:
     """Text with code, URLs, paths and technical tokens removed: what is left is language."""
-    text = _without_code(text)
+    text = without_code(text, ANALYSE_CHARS + 300)
     if drop_quotes:
         text = _without_quotes(text)
     return _TECH_TOKEN.sub(" ", text)[:ANALYSE_CHARS]
@@ -586,12 +306,11 @@ def profile(text: str | None, *, drop_quotes: bool = True) -> Profile:
     result = Profile()
     if not text:
         return result
-    if "```" in text or "~~~" in text or "<think" in text:
-        text = _CODE_BLOCK.sub(" ", text)  # code, and reasoning blocks some models emit
+    text = without_blocks(text)  # code, and reasoning blocks some models emit
     base = text[: ANALYSE_CHARS + 300]
     if not base.isascii() and _NON_LATIN.search(base):
         # other scripts: clean the whole window once and count their units first
-        base = _without_snippets(base)
+        base = without_snippets(base)
         if drop_quotes:
             base = _without_quotes(base)
         if "/" in base or "@" in base or "=" in base or "_" in base or "\\" in base:
@@ -604,7 +323,7 @@ def profile(text: str | None, *, drop_quotes: bool = True) -> Profile:
     last = len(chunks) - 1
     for i, chunk in enumerate(chunks):
         if clean:
-            chunk = _without_snippets(chunk)
+            chunk = without_snippets(chunk)
             if drop_quotes:
                 chunk = _without_quotes(chunk)
         _score_words(chunk, result)

@@ -16,6 +16,8 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from .ending import Ending, ending_of
+
 ROLES = ("user", "assistant", "tool", "system")
 _MAX_DECODE_DEPTH = 3
 
@@ -154,6 +156,11 @@ class Session:
         except TypeError:  # naive vs aware timestamps
             return None
         return turns[index - 1] if index else None
+
+    @cached_property
+    def ending(self) -> Ending:
+        """How the conversation ends (see nomos_forensics.ending), computed once."""
+        return ending_of(self)
 
     @property
     def turns_with_tool_calls(self) -> int:

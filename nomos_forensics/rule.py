@@ -11,8 +11,10 @@ import inspect
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .ending import DEFAULT_GRACE
 from .model import Message, excerpt
 
 if TYPE_CHECKING:
@@ -291,11 +293,13 @@ class Rule:
 
 
 class RuleContext:
-    """What a rule may use besides the session: its options and a read-only query helper."""
+    """What a rule may use besides the session: a read-only query helper, the schema, and
+    `grace`, how long an `active` session's last message counts as still running."""
 
-    def __init__(self, query=None, schema=None) -> None:
+    def __init__(self, query=None, schema=None, grace: timedelta = DEFAULT_GRACE) -> None:
         self._query = query
         self.schema = schema
+        self.grace = grace
 
     def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Mapping[str, Any]]:
         """Run one read-only statement with bound parameters; rows as mappings."""

@@ -11,17 +11,21 @@ A *case* is a dict (usually from YAML) describing one session:
       - assistant: {text: "", tool_calls: [{name: run, arguments: {command: "uptime"}}]}
       - tool: {name: run, output: "up 3 days"}
       - raw: {role: assistant, content: "a bare string"}   # any JSON value as content
+      - {repeat: 31, assistant: {text: "", tool_calls: [{name: run}]}}   # the same message 31 times
     audit_log: [{action: run, outcome: blocked, target: lxc/105, risk_class: destructive}]
     plans: [{status: proposed, steps: [{seq: 1, status: pending, generation: 1}]}]
     executions: [{tool: run, status: pending_approval, command: "rm -rf /tmp/x"}]
 
 `insert_case` writes the case into a database that has the Nomos schema (a throwaway test
 database, never a production one) and returns the session id; `review_case` reviews it
-exactly as `nomos-forensics review` would.
+exactly as `nomos-forensics review` would. `review_in_memory` reviews a case without a
+database, for the text rules (a case with lifecycle rows needs the database): the built-in
+cases run both ways, and tests/test_cases.py checks that the two agree.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -35,8 +39,10 @@ from psycopg.types.json import Jsonb
 from .card import Card
 from .config import Config
 from .db import ConnectionSettings, Database
-from .engine import build_ruleset, load_session, review
+from .engine import build_ruleset, load_session, review, session_info_from_row
+from .model import Session, ToolCall, message_from_row
 from .plugins import load as load_plugins
+from .rule import Need
 from .schema import reflect
 
 BASE_TIME = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
@@ -60,15 +66,18 @@ def _messages(case: Mapping[str, Any]) -> list[tuple[str, Any]]:
             raw = item["raw"]
             out.append((raw["role"], raw.get("content")))
             continue
+        item = dict(item)
+        repeat = int(item.pop("repeat", 1))
         (role, value), = item.items()
         if role not in ROLE_KEYS:
             raise ValueError(f"unknown message key {role!r}")
-        content = _message_content(role, value)
-        if role == "assistant" and isinstance(content, dict):
-            for call in content.get("tool_calls") or []:
-                if isinstance(call, dict):
-                    call.setdefault("id", f"call_{uuid.uuid4().hex[:8]}")
-        out.append((role, content))
+        for _ in range(repeat):
+            content = _message_content(role, copy.deepcopy(value))
+            if role == "assistant" and isinstance(content, dict):
+                for call in content.get("tool_calls") or []:
+                    if isinstance(call, dict):
+                        call.setdefault("id", f"call_{uuid.uuid4().hex[:8]}")
+            out.append((role, content))
     return out
 
 
@@ -168,6 +177,52 @@ def review_case(
                           manager=registry.manager)
     finally:
         database.dispose()
+
+
+LIFECYCLE_KEYS = ("audit_log", "plans", "executions")
+
+
+def session_from_case(case: Mapping[str, Any], session_id: str | None = None, *, full_content: bool = True) -> Session:
+    """The Session `insert_case` + `load_session` would give, built in memory (messages only).
+
+    Without `full_content`, messages are slim as the database ships them to rules that do not
+    ask for `Need.CONTENT`: tool calls carry their names only, and no content is kept."""
+    if any(case.get(key) for key in LIFECYCLE_KEYS):
+        raise ValueError(f"case {case.get('name')!r} has lifecycle rows: review it on a database")
+    meta = dict(case.get("session") or {})
+    created = meta.pop("created_at", None) or BASE_TIME
+    info = session_info_from_row({
+        "id": session_id or case.get("id") or str(uuid.uuid4()), "title": meta.get("title", case.get("name")),
+        "status": meta.get("status"), "goal": meta.get("goal"), "model": meta.get("model"),
+        "created_at": created, "updated_at": meta.get("updated_at"),
+    })
+    messages = []
+    for i, (role, content) in enumerate(_messages(case)):
+        stored = json.loads(json.dumps(content))  # what jsonb hands back
+        size = len(json.dumps(stored, ensure_ascii=False).encode("utf-8"))
+        message = message_from_row(
+            (i + 1, role, created + timedelta(seconds=i), True, stored, None, None, 0, None, 0, None, None, None,
+             None, size, size),
+            keep_content=full_content,
+        )
+        if not full_content:
+            message.tool_calls = tuple(ToolCall(name=call.name) for call in message.tool_calls)
+        messages.append(message)
+    return Session(info, messages)
+
+
+def review_in_memory(
+    case: Mapping[str, Any],
+    *,
+    select: Sequence[str] = (),
+    plugins: Sequence[str] = (),
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Card:
+    """Review a case without a database, with the same rules and options as `review_case`."""
+    registry = load_plugins(plugins)
+    ruleset = build_ruleset(registry, Config(rules={k: dict(v) for k, v in (options or {}).items()}), select=select)
+    session = session_from_case(case, full_content=Need.CONTENT in ruleset.needs)
+    return review(session, ruleset, manager=registry.manager)
 
 
 def findings_by_rule(card: Card) -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""Small text helpers shared by rules: sentence splitting and normalisation."""
+"""Small text helpers shared by rules: prose without code, sentence splitting, normalisation."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import unicodedata
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？])|\n+")
 _SPACES = re.compile(r"\s+")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "“": '"', "”": '"', "´": "'"})
-_CODE_BLOCK = re.compile(r"```.*?(```|$)|~~~.*?(~~~|$)", re.S)
+_CODE_BLOCK = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)|<think(?:ing)?>.*?(?:</think(?:ing)?>|$)", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
-_QUOTED_LINE = re.compile(r"^\s*>.*$", re.M)
+_QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.M)
 _CONTRACTIONS = {
     "i am": "i'm", "im": "i'm", "we are": "we're", "can not": "can't", "cannot": "can't",
     "cant": "can't", "do not": "don't", "dont": "don't", "does not": "doesn't", "doesnt": "doesn't",
@@ -33,15 +33,28 @@ def canonical(sentence: str) -> str:
     return _CONTRACTION.sub(lambda m: _CONTRACTIONS[m.group()], sentence.lower())
 
 
-def without_code(text: str) -> str:
-    """Drop fenced code blocks, inline code and quoted lines (output the agent pasted back)."""
-    if "```" in text or "~~~" in text:
-        text = _CODE_BLOCK.sub(" ", text)
+def without_blocks(text: str) -> str:
+    """Drop fenced code blocks and <think> blocks (pasted output, reasoning)."""
+    if "```" in text or "~~~" in text or "<think" in text:
+        return _CODE_BLOCK.sub(" ", text)
+    return text
+
+
+def without_snippets(text: str) -> str:
+    """Drop inline code and quoted lines."""
     if "`" in text:
         text = _INLINE_CODE.sub(" ", text)
     if ">" in text:
         text = _QUOTED_LINE.sub(" ", text)
     return text
+
+
+def without_code(text: str, limit: int | None = None) -> str:
+    """Drop fenced code blocks, <think> blocks, inline code and quoted lines (output the agent
+    pasted back, reasoning): what is left is what the author wrote as prose. With `limit`, the
+    text is cut to that many characters once the blocks are out."""
+    text = without_blocks(text)
+    return without_snippets(text if limit is None else text[:limit])
 
 
 _LEAD = re.compile(r"^(?:[-*+•#>]+\s*|\d+[.)]\s+|\*\*|__|\s)+")

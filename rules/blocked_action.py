@@ -7,8 +7,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from nomos_forensics import Evidence, Finding, Need, Rule, Severity, hookimpl
-from nomos_forensics.model import Session, excerpt, parse_timestamp
+from nomos_forensics.rulekit import Evidence, Finding, Need, Rule, Session, Severity, excerpt, hookimpl, parse_timestamp
 
 STOPPED = ("blocked", "denied", "rejected")
 LET_THROUGH = ("allowed", "approved")

@@ -5,10 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from nomos_forensics import Finding, Rule, Severity, hookimpl
-from nomos_forensics.model import excerpt
-from nomos_forensics.prefilter import letter_first
-from nomos_forensics.text import canonical, sentences
+from nomos_forensics.rulekit import (
+    Finding,
+    Rule,
+    Severity,
+    excerpt,
+    hookimpl,
+    letter_first,
+    quote_from,
+    replies,
+    statements,
+)
 
 
 def _verbs(*words: str) -> str:
@@ -192,7 +199,6 @@ _CONDITIONAL = re.compile(
     re.I,
 )
 _PARALLEL = re.compile(r"\b(?:at\s+the\s+same\s+time|simultaneously|in\s+parallel|concurrently|at\s+once|both\s+at)\b")
-_QUOTED = re.compile(r'"[^"]{0,200}"|“[^”]{0,200}”|«[^»]{0,200}»')
 # cheap pre-filters (on lower-case text): without one of these, no English pattern can match
 _CUE_WORDS = frozenset(
     """no not none nothing never unable incapable lack lacks lacking beyond outside impossible only
@@ -222,11 +228,8 @@ def _worth_reading(text: str) -> bool:
     return _english_cue(lower) or bool(_OTHER_CUE.search(lower))
 
 
-def claim_in(sentence: str) -> bool:
-    """Does this sentence claim the agent cannot run/execute/access something?"""
-    if sentence.rstrip().endswith(("?", "？")):
-        return False
-    plain = canonical(_QUOTED.sub(" ", sentence) if '"' in sentence or "“" in sentence or "«" in sentence else sentence)
+def claim_in(plain: str) -> bool:
+    """Does this statement (see `rulekit.statements`) claim the agent cannot run/execute/access something?"""
     english = _english_cue(plain)
     other = not plain.isascii() or _OTHER_CUE.search(plain)
     if not (english or other) or _CONDITIONAL.search(plain):
@@ -237,6 +240,10 @@ def claim_in(sentence: str) -> bool:
     if not hit:
         return False
     return not (_GATED.search(plain) or _PARALLEL.search(plain))
+
+
+def _first_claim(text: str) -> str | None:
+    return next((sentence for sentence, plain in statements(text) if claim_in(plain)), None)
 
 
 class CantRun(Rule):
@@ -263,31 +270,19 @@ class CantRun(Rule):
 
     def check(self, session, ctx) -> Iterator[Finding]:
         hits = []
-        for message in session.messages:
-            if message.role != "assistant" or not message.has_text or message.tool_calls:
-                continue
-            if not _worth_reading(message.text):
-                continue
-            claim = next((s for s in sentences(message.text) if claim_in(s)), None)
+        for message in replies(session):
+            claim = _first_claim(message.text) if _worth_reading(message.text) else None
             if claim is not None:
                 hits.append((message, claim))
         if not hits:
             return
-        quoted = [(message, _in_original(message.text, claim)) for message, claim in hits]
+        quoted = [(message, quote_from(message.text, claim)) for message, claim in hits]
         first = excerpt(quoted[0][1], 80)
         yield self.finding(
             f"agent says it cannot act ({len(hits)} message{'s' if len(hits) > 1 else ''}): \"{first}\"",
             quoted,
             blocker=f"agent says it cannot act: \"{excerpt(quoted[0][1], 70)}\"",
         )
-
-
-def _in_original(text: str, sentence: str) -> str:
-    """The claim as the agent wrote it (inline code kept), from where the matched sentence starts."""
-    flat = " ".join(text.split())
-    head = " ".join(sentence.split()[:3])
-    start = flat.lower().find(head.lower()) if head else -1
-    return flat[start:] if start >= 0 else sentence
 
 
 @hookimpl

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nomos_forensics import Finding, Rule, Severity, hookimpl
+from nomos_forensics.rulekit import Finding, Rule, Severity, hookimpl
 
 
 class EmptyResponse(Rule):

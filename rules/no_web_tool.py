@@ -5,9 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from nomos_forensics import Finding, Option, Rule, Severity, hookimpl
-from nomos_forensics.prefilter import AnyPattern, letter_first
-from nomos_forensics.text import canonical, sentences
+from nomos_forensics.rulekit import (
+    AnyPattern,
+    Finding,
+    Option,
+    Rule,
+    Severity,
+    hookimpl,
+    letter_first,
+    replies,
+    statements,
+)
 
 _SUBJECT = r"(?<![\w'-])(?:i|we)"
 _ADVERBS = r"(?:\s+(?:still|currently|actually|really|unfortunately|simply|just|also|honestly|sadly|personally|truly))*"
@@ -121,7 +129,6 @@ _WILL_LOOK = re.compile(
 _CONDITIONAL = re.compile(
     r"^(?:if|whether|when(?:ever)?|in\s+case|unless|should)\b|\bif\s+(?:i|we)\s+(?:don't|can't|have\s+no|lack)"
 )
-_QUOTED = re.compile(r'"[^"]{0,200}"|“[^”]{0,200}”|«[^»]{0,200}»')
 # cheap pre-filters (on lower-case text): without one of these, no English pattern can match
 _CUE_WORDS = frozenset(
     """no not nothing none never lack lacks lacking limited cutoff cut-off without unable empty
@@ -145,10 +152,7 @@ def says_no_knowledge(text: str) -> str | None:
         lower = text.lower()
         if not _english_cue(lower) and not _OTHER_CUE.search(lower):
             return None  # most messages end here, unsplit
-    for sentence in sentences(text):
-        if sentence.rstrip().endswith(("?", "？")):
-            continue
-        plain = canonical(_QUOTED.sub(" ", sentence) if '"' in sentence or "“" in sentence or "«" in sentence else sentence)
+    for sentence, plain in statements(text):
         english = _english_cue(plain)
         other = not plain.isascii() or _OTHER_CUE.search(plain)
         if not (english or other) or _CONDITIONAL.search(plain) or _WILL_LOOK.search(plain):
@@ -188,13 +192,7 @@ class NoWebTool(Rule):
         web_tools = set(self.options["web_tools"])
         if session.called(*web_tools):
             return
-        hits = []
-        for message in session.messages:
-            if message.role != "assistant" or not message.has_text or message.tool_calls:
-                continue
-            sentence = says_no_knowledge(message.text)
-            if sentence:
-                hits.append((message, sentence))
+        hits = [(message, sentence) for message in replies(session) if (sentence := says_no_knowledge(message.text))]
         if hits:
             yield self.finding(
                 f"agent had no knowledge to answer and no web tool ({len(hits)} message{'s' if len(hits) > 1 else ''}; "

@@ -4,20 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nomos_forensics import Finding, Option, Rule, Severity, hookimpl
-from nomos_forensics.langid import (
-    LANGUAGE_NAMES,
-    Detection,
-    Profile,
-    could_be,
-    decide,
-    detect,
-    evidence,
-    guess_short,
-    is_close,
-    profile,
-    requested_language,
-)
+from nomos_forensics.rulekit import Finding, Option, Rule, Severity, hookimpl, language
 
 # A user message is short ("reinicia nginx", "¿y ahora?", "重启 nginx"): one word unit and one
 # vote from the word lists are enough to name its language, if nothing else competes.
@@ -73,48 +60,48 @@ class NonEnglishRefusal(Rule):
             user_text = user.text if user is not None and user.has_text else ""
             if user_text:
                 user_texts.append(user_text)
-            user_profile: Profile | None = None
+            user_profile: language.Profile | None = None
             expected: str | None = None
             for message in turn.messages:
                 if message.role != "assistant" or not message.has_text:
                     continue
-                reply = detect(message.text)
+                reply = language.detect(message.text)
                 if reply is None or reply.confidence < min_conf:
                     continue
                 if user_profile is None:
-                    user_profile = profile(user_text)
+                    user_profile = language.profile(user_text)
                     found = _user_language(user_text, user_profile)
                     if found is None and user_text:
-                        found = guess_short(user_text, user_profile)
+                        found = language.guess_short(user_text, user_profile)
                     expected = found.language if found is not None else None
                     guessed = expected is None
                     if expected is None:
                         if not session_language:
                             joined = "\n".join(user_texts_all(session))[:SESSION_SAMPLE_CHARS]
-                            found = _user_language(joined, profile(joined))
+                            found = _user_language(joined, language.profile(joined))
                             session_language.append(found.language if found is not None else default)
                         expected = session_language[0]
-                if is_close(reply.language, expected):
+                if language.is_close(reply.language, expected):
                     continue
                 # a user who mixes in the reply's language: "restart nginx por favor"
-                mixed = evidence(user_profile, reply.language)
+                mixed = language.evidence(user_profile, reply.language)
                 if mixed >= USER_MIXED_EVIDENCE and (
                     mixed >= USER_WRITES_EVIDENCE
-                    or mixed >= 0.5 * evidence(user_profile, expected)
+                    or mixed >= 0.5 * language.evidence(user_profile, expected)
                     or user_profile.units <= USER_SHORT_UNITS
                 ):
                     continue
-                if any(requested_language(text, reply.language) for text in user_texts):
+                if any(language.requested_language(text, reply.language) for text in user_texts):
                     continue
                 # the user's language was not told by their words: a short message that may
                 # well be in the reply's language ("O backup terminou?") is no evidence of a switch
-                if guessed and user_text and could_be(user_text, user_profile, reply.language):
+                if guessed and user_text and language.could_be(user_text, user_profile, reply.language):
                     continue
                 hits.append((message, reply.language, expected))
         if not hits:
             return
-        languages = sorted({LANGUAGE_NAMES.get(lang, lang) for _, lang, _ in hits})
-        expected_names = sorted({LANGUAGE_NAMES.get(e, e) for _, _, e in hits})
+        languages = sorted({language.LANGUAGE_NAMES.get(lang, lang) for _, lang, _ in hits})
+        expected_names = sorted({language.LANGUAGE_NAMES.get(e, e) for _, _, e in hits})
         yield self.finding(
             f"{len(hits)} assistant repl{'y' if len(hits) == 1 else 'ies'} in {', '.join(languages)} "
             f"to a user writing {', '.join(expected_names)}",
@@ -127,10 +114,10 @@ def user_texts_all(session) -> list[str]:
     return [m.text for m in session.messages if m.role == "user" and m.has_text]
 
 
-def _user_language(text: str, prof: Profile) -> Detection | None:
+def _user_language(text: str, prof: language.Profile) -> language.Detection | None:
     if not text:
         return None
-    return decide(prof, text, min_units=USER_MIN_UNITS, min_score=USER_MIN_SCORE, margin=USER_MARGIN,
+    return language.decide(prof, text, min_units=USER_MIN_UNITS, min_score=USER_MIN_SCORE, margin=USER_MARGIN,
                   running_text=False)
 
 

@@ -6,10 +6,19 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from nomos_forensics import Evidence, Finding, Need, Rule, Severity, hookimpl
-from nomos_forensics.model import Message, Session, excerpt
+from nomos_forensics.rulekit import (
+    Evidence,
+    Finding,
+    Message,
+    Need,
+    Rule,
+    Session,
+    Severity,
+    excerpt,
+    hookimpl,
+    parse_timestamp,
+)
 
-COMPLETION_TOOL = "complete_task"
 PENDING = "pending_approval"
 
 
@@ -44,8 +53,8 @@ class OrphanedApproval(Rule):
         ]
         if not pending:
             return
-        status_completed = _text(session.info.status).lower() == "completed"
-        completion = last_successful_completion(session)
+        status_completed = session.ending.status == "completed"
+        completion = session.ending.completion
         if not status_completed and completion is None:
             return
         if not status_completed:
@@ -57,7 +66,7 @@ class OrphanedApproval(Rule):
         if completion is not None:
             evidence.append((completion, completion.text or "(complete_task call)"))
         for row in pending[:10]:
-            evidence.append(Evidence(None, turn_at(session, row.get("requested_at")), describe(row)))
+            evidence.append(Evidence(None, session.turn_at(row.get("requested_at")), describe(row)))
         how = f"complete_task in turn {completion.turn}" if completion else "status completed"
         count = len(pending)
         yield self.finding(
@@ -75,62 +84,11 @@ def describe(row: Mapping[str, Any]) -> str:
     return f"execution {row.get('id')}: {what} pending_approval since {since or 'unknown'}"
 
 
-def last_successful_completion(session: Session) -> Message | None:
-    """The last message calling complete_task whose result (if any was stored) is not an error."""
-    found = None
-    messages = session.messages
-    for index, message in enumerate(messages):
-        if not any(call.name == COMPLETION_TOOL for call in message.tool_calls):
-            continue
-        if not _completion_failed(messages[index + 1:]):
-            found = message
-    return found
-
-
-def _completion_failed(after: list[Message]) -> bool:
-    for message in after:
-        if message.role == "tool" and message.tool_name == COMPLETION_TOOL:
-            return message.is_error
-        if any(r.name == COMPLETION_TOOL for r in message.tool_results):
-            return any(r.is_error for r in message.tool_results if r.name == COMPLETION_TOOL)
-        if message.role == "user" or any(c.name == COMPLETION_TOOL for c in message.tool_calls):
-            return False
-    return False
-
-
 def _requested_before(row: Mapping[str, Any], cutoff: datetime | None) -> bool:
-    requested = parse_time(row.get("requested_at"))
+    requested = parse_timestamp(row.get("requested_at"))
     if requested is None or cutoff is None:
         return True
     return requested <= cutoff
-
-
-def parse_time(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value
-    if not isinstance(value, str) or not value.strip():
-        return None
-    try:
-        return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def turn_at(session: Session, value: Any) -> int | None:
-    """The turn in progress at `value`: that of the last message created at or before it."""
-    moment = parse_time(value)
-    if moment is None:
-        return None
-    turn = None
-    for message in session.messages:
-        if message.created_at is None:
-            continue
-        try:
-            if message.created_at <= moment:
-                turn = message.turn
-        except TypeError:  # naive vs aware timestamps: no sensible comparison
-            return None
-    return turn
 
 
 def _text(value: Any) -> str:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nomos_forensics import Evidence, Finding, Option, Rule, Severity, hookimpl
-from nomos_forensics.render import human_bytes
+from nomos_forensics.rulekit import Evidence, Finding, Option, Rule, Severity, hookimpl, human_bytes
 
 
 class OversizedMessage(Rule):

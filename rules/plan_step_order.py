@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from nomos_forensics import Evidence, Finding, Need, Rule, Severity, hookimpl
-from nomos_forensics.model import Session, excerpt
+from nomos_forensics.rulekit import Evidence, Finding, Need, Rule, Session, Severity, excerpt, hookimpl
 
 STARTED = frozenset({"running", "done", "failed"})
 WAITING = frozenset({"pending", "approved"})

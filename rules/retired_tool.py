@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from nomos_forensics import Evidence, Finding, Need, Option, Rule, Severity, hookimpl
-from nomos_forensics.model import Session, excerpt
+from nomos_forensics.rulekit import Evidence, Finding, Need, Option, Rule, Session, Severity, excerpt, hookimpl
 
 # MCP clients may prefix a tool with its server: "nomos.request_execution", "mcp__nomos__request_execution"
 PREFIX_SEPARATORS = (".", "/", ":", "__")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from nomos_forensics import Evidence, Finding, Option, Rule, Severity, hookimpl
+from nomos_forensics.rulekit import Evidence, Finding, Option, Rule, Severity, hookimpl
 
 
 class ToolFanout(Rule):

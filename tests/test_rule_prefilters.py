@@ -22,7 +22,7 @@ HERE = Path(__file__).parent
 
 def _user_texts() -> list[str]:
     texts: list[str] = []
-    for path in sorted((HERE / "cases" / "lifecycle").glob("*.yaml")):
+    for path in sorted((HERE / "cases").glob("*.yaml")):
         for case in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
             for message in case.get("messages", []):
                 if isinstance(message, dict) and isinstance(message.get("user"), str):

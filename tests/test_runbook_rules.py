@@ -1,4 +1,5 @@
-"""The runbook's six signatures: data-driven cases reviewed on a real Postgres."""
+"""The runbook's six signatures: their phrasings (tests/phrases) and generated sizes, reviewed in
+memory (text) and on a real Postgres (sizes). Their case files run in tests/test_cases.py."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nomos_forensics.testing import findings_by_rule, insert_case, load_cases, review_case
+from nomos_forensics.testing import findings_by_rule, insert_case, load_cases, review_case, review_in_memory
 
 HERE = Path(__file__).parent
-CASES = load_cases(HERE / "cases" / "runbook")
+CASES = load_cases(HERE / "cases" / "messy-shapes.yaml")
 PHRASES = HERE / "phrases"
 
 
@@ -82,7 +83,7 @@ OVERSIZE_CASES = [
      "messages": [{"user": "x"}, _big("tool", 70_000), _big("tool", 2_000_000), {"assistant": "done"}]},
 ]
 
-ALL = CASES + PHRASE_CASES + FANOUT_CASES + OVERSIZE_CASES
+IN_MEMORY = PHRASE_CASES + FANOUT_CASES
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +91,7 @@ def dsn(nomos_dsn):
     return nomos_dsn
 
 
-@pytest.mark.parametrize("case", ALL, ids=[c["name"] for c in ALL])
-def test_case(dsn, case):
-    sid = insert_case(dsn, case)
-    rules = list(case["expect"])
-    card = review_case(dsn, sid, select=rules)
+def _check(case, card) -> None:
     assert not card.errors, card.errors
     got = findings_by_rule(card)
     for rule, count in case["expect"].items():
@@ -104,6 +101,17 @@ def test_case(dsn, case):
         for evidence in finding.evidence:
             assert len(evidence.excerpt) <= 200
             assert evidence.message_id is not None
+
+
+@pytest.mark.parametrize("case", IN_MEMORY, ids=[c["name"] for c in IN_MEMORY])
+def test_case(case):
+    _check(case, review_in_memory(case, select=list(case["expect"])))
+
+
+@pytest.mark.parametrize("case", OVERSIZE_CASES, ids=[c["name"] for c in OVERSIZE_CASES])
+def test_size_case_on_postgres(dsn, case):
+    sid = insert_case(dsn, case)
+    _check(case, review_case(dsn, sid, select=list(case["expect"])))
 
 
 def test_messy_session_with_every_rule_gives_a_card(dsn):

@@ -1,0 +1,160 @@
+"""How a session's conversation ends: one model, computed once per session (`Session.ending`),
+read by the card's Outcome and by every rule that asks how a session finished."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
+
+from . import lexicon
+
+if TYPE_CHECKING:
+    from .model import Message, Session
+
+COMPLETION_TOOLS = ("complete_task",)
+CONVERSATION_ROLES = ("user", "assistant", "tool")
+IN_FLIGHT_STATUSES = ("active",)
+DEFAULT_GRACE = timedelta(minutes=10)
+
+# kinds of ending; the first two are finished, the rest leave the user without an answer
+ANSWERED = "answered"  # a final assistant text (or a closing thank-you after it)
+COMPLETED = "completed"  # the last tool round called complete_task and only its results follow
+TOOL_RESULT = "tool-result"  # a stored tool result with no assistant reply after it
+TOOL_CALL = "tool-call"  # tool calls whose results were never stored
+USER = "user"  # a user message nobody answered
+ERROR = "error"  # an assistant error card
+BLANK = "blank"  # an assistant reply with no text, no tool call and no result
+EMPTY = "empty"  # no user, assistant or tool message at all
+FINISHED = (ANSWERED, COMPLETED)
+
+DESCRIPTION = {
+    ANSWERED: "a final answer",
+    COMPLETED: "a complete_task call",
+    TOOL_RESULT: "a tool result with no assistant reply after it",
+    TOOL_CALL: "an assistant tool call whose result was never stored",
+    USER: "a user message with no assistant reply",
+    ERROR: "an assistant error card",
+    BLANK: "a blank assistant reply",
+    EMPTY: "no conversation",
+}
+
+_CLOSINGS = lexicon.load("nomos_forensics", "closings")["patterns"]
+THANKS = re.compile(lexicon.pattern(_CLOSINGS, "thanks"), re.IGNORECASE)
+CLOSING = re.compile(lexicon.pattern(_CLOSINGS, "closing"))
+
+
+@dataclass(frozen=True)
+class Ending:
+    """The end of the conversation (system messages ignored) and what it says about the session.
+
+    `kind` is one of the kinds above; `last` the last user, assistant or tool message;
+    `closing` the user's closing thank-you when the session ends on one after a finished
+    answer; `completion` the last `complete_task` call whose stored result (if any) is not an
+    error; `status` the session's status, lower-cased.
+    """
+
+    kind: str
+    last: "Message | None"
+    closing: "Message | None"
+    completion: "Message | None"
+    status: str
+
+    @property
+    def finished(self) -> bool:
+        return self.kind in FINISHED
+
+    @property
+    def completed(self) -> bool:
+        """The task was marked done: a successful complete_task call, or status `completed`."""
+        return self.completion is not None or self.status == "completed"
+
+    @property
+    def answer(self) -> "Message | None":
+        """The final assistant answer, when the conversation ends on one (or on a closing after it)."""
+        return self.last if self.kind == ANSWERED and self.closing is None else None
+
+    def in_flight(self, grace: timedelta = DEFAULT_GRACE, now: datetime | None = None) -> bool:
+        """Still running: status `active` and the last message is younger than `grace`."""
+        if self.status not in IN_FLIGHT_STATUSES or self.last is None or self.last.created_at is None:
+            return False
+        stamp = self.last.created_at
+        moment = now or (datetime.now(timezone.utc) if stamp.tzinfo else datetime.now())
+        try:
+            return abs(moment - stamp) < grace
+        except (TypeError, OverflowError):  # naive against aware, or a year past 9999
+            return False
+
+    def describe(self) -> str:
+        return DESCRIPTION[self.kind]
+
+
+def ending_of(session: "Session") -> Ending:
+    conversation = [m for m in session.messages if m.role in CONVERSATION_ROLES]
+    status = (session.info.status or "").strip().lower() if isinstance(session.info.status, str) else ""
+    kind, closing = _kind(conversation)
+    return Ending(kind, conversation[-1] if conversation else None, closing,
+                  last_successful_completion(session.messages), status)
+
+
+def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
+    if not conversation:
+        return EMPTY, None
+    last = conversation[-1]
+    if last.role == "user":
+        if is_closing(last.text) and len(conversation) > 1:
+            before, _ = _kind(conversation[:-1])
+            asked = "?" in (conversation[-2].text or "")[-300:]
+            if before in FINISHED and (THANKS.search(last.text or "") or not asked):
+                return ANSWERED, last
+        return USER, None
+    if last.role == "assistant" and last.error:
+        return ERROR, None
+    if last.role == "assistant" and last.has_text and not last.tool_calls:
+        return ANSWERED, None
+    if last.role == "assistant" and not last.tool_calls and not last.tool_results:
+        return BLANK, None
+    if _ends_after_completion(conversation):
+        return COMPLETED, None
+    if last.role == "assistant" and last.tool_calls and not last.tool_results:
+        return TOOL_CALL, None
+    return TOOL_RESULT, None
+
+
+def is_closing(text: str | None) -> bool:
+    """A bare thank-you or acknowledgement, which needs no reply once the task is done."""
+    return bool(text) and CLOSING.fullmatch(" ".join(text.strip().lower().split())) is not None
+
+
+def _ends_after_completion(conversation: "list[Message]") -> bool:
+    """The last assistant tool-call round includes complete_task and only tool results follow it."""
+    for message in reversed(conversation):
+        if message.tool_calls:
+            return any(call.name in COMPLETION_TOOLS for call in message.tool_calls)
+        if message.role == "assistant" and message.has_text:
+            return False
+    return False
+
+
+def last_successful_completion(messages: "list[Message]") -> "Message | None":
+    """The last message calling complete_task whose result (if any was stored) is not an error."""
+    found = None
+    for index, message in enumerate(messages):
+        if any(call.name in COMPLETION_TOOLS for call in message.tool_calls) and not _completion_failed(
+            messages[index + 1:]
+        ):
+            found = message
+    return found
+
+
+def _completion_failed(after: "list[Message]") -> bool:
+    for message in after:
+        if message.role == "tool" and message.tool_name in COMPLETION_TOOLS:
+            return message.is_error
+        results = [r for r in message.tool_results if r.name in COMPLETION_TOOLS]
+        if results:
+            return any(r.is_error for r in results)
+        if message.role == "user" or any(c.name in COMPLETION_TOOLS for c in message.tool_calls):
+            return False
+    return False

@@ -1,0 +1,59 @@
+"""One model of how a session ends, shared by the card's Outcome and the rules."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from nomos_forensics import plugins
+from nomos_forensics.card import Outcome, decide_outcome
+from nomos_forensics.config import Config
+from nomos_forensics.ending import ANSWERED, COMPLETED, TOOL_CALL, USER
+from nomos_forensics.engine import build_ruleset, review
+from nomos_forensics.model import Session, SessionInfo, message_from_mapping
+
+NOW = datetime.now(timezone.utc)
+
+
+def _session(*messages: tuple[str, dict], status: str = "completed", age: timedelta = timedelta(hours=1)) -> Session:
+    info = SessionInfo(id="00000000-0000-0000-0000-0000000000aa", title="t", status=status, goal=None,
+                       model=None, created_at=NOW - age, updated_at=None)
+    rows = [{"id": i, "role": role, "content": content, "content_shipped": True, "created_at": NOW - age + timedelta(seconds=i)}
+            for i, (role, content) in enumerate(messages, 1)]
+    return Session(info, [message_from_mapping(r, keep_content=True) for r in rows])
+
+
+def test_closing_thanks_after_an_answer_is_a_finished_ending():
+    s = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "Done, nginx restarted."}),
+                 ("user", {"text": "Great, thanks!"}))
+    assert s.ending.kind == ANSWERED and s.ending.closing is not None and s.ending.answer is None
+    assert decide_outcome(s, []) == Outcome.ACHIEVED
+
+
+def test_ok_after_a_question_is_not_a_closing():
+    s = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "Which host, pve1 or pve2?"}),
+                 ("user", {"text": "ok"}))
+    assert s.ending.kind == USER
+
+
+def test_completion_and_unanswered_tool_call():
+    done = _session(("user", {"text": "go"}),
+                    ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "complete_task", "arguments": {}}]}),
+                    ("tool", {"tool_call_id": "1", "name": "complete_task", "output": "ok", "is_error": False}))
+    assert done.ending.kind == COMPLETED and done.ending.completion is done.messages[1]
+    hanging = _session(("user", {"text": "go"}),
+                       ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "run", "arguments": {}}]}))
+    assert hanging.ending.kind == TOOL_CALL and not hanging.ending.finished
+
+
+def test_a_configured_grace_moves_the_outcome_and_the_rule_together():
+    """Before this model the card used a fixed 10 minutes while the rule read its own option."""
+    s = _session(("user", {"text": "go"}),
+                 ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "run", "arguments": {}}]}),
+                 status="active", age=timedelta(minutes=20))
+    registry = plugins.load()
+    for grace, outcome, fired in ((10, Outcome.PARTIAL, True), (60, Outcome.UNKNOWN, False)):
+        ruleset = build_ruleset(registry, Config(grace_minutes=grace), select=["unfinished-session"])
+        fresh = Session(s.info, s.messages)
+        card = review(fresh, ruleset)
+        assert card.outcome == outcome
+        assert bool(card.findings) is fired

@@ -1,0 +1,80 @@
+"""Lexicons are data: every file loads, every pattern compiles, every word list is clean."""
+
+from __future__ import annotations
+
+import importlib.resources
+import re
+import tomllib
+
+import pytest
+
+from nomos_forensics import langid, lexicon
+
+FILES = [
+    (package, entry.name.removesuffix(".toml"))
+    for package in ("nomos_forensics", "nomos_forensics_rules")
+    for entry in importlib.resources.files(package).joinpath("lexicons").iterdir()
+    if entry.name.endswith(".toml")
+]
+PATTERN_TABLES = ("patterns", "corrections", "request_names")
+
+
+def _pattern_entries(data):
+    macros = data.get("macros", {})
+    for table in PATTERN_TABLES:
+        for key in data.get(table, {}):
+            for pattern in lexicon.patterns(data[table], key, macros):
+                yield f"{table}.{key}", pattern
+
+
+def test_lexicon_files_are_found():
+    assert {name for _, name in FILES} >= {"langid", "closings", "user_frustration"}
+
+
+@pytest.mark.parametrize("package, name", FILES, ids=[n for _, n in FILES])
+def test_every_pattern_compiles(package, name):
+    data = lexicon.load(package, name)
+    entries = list(_pattern_entries(data))
+    assert entries, f"{name}: no patterns"
+    for where, pattern in entries:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            pytest.fail(f"{name}.toml {where}: {error}: {pattern[:80]}")
+
+
+@pytest.mark.parametrize("package, name", FILES, ids=[n for _, n in FILES])
+def test_word_lists_are_lower_case_and_unique(package, name):
+    data = lexicon.load(package, name)
+    lists = {"neutral": data.get("neutral"), **{f"english.{k}": v for k, v in data.get("english", {}).items()},
+             **{f"languages.{k}": v["words"] for k, v in data.get("languages", {}).items()},
+             **{f"words.{k}": v for k, v in data.get("words", {}).items()}}
+    for where, value in lists.items():
+        if value is None:
+            continue
+        words = lexicon.words(value)
+        assert words, where
+        assert all(w == w.lower() for w in words), f"{where}: upper-case entries"
+
+
+def test_every_language_has_a_name_and_its_relatives_are_known():
+    data = lexicon.load("nomos_forensics", "langid")
+    assert set(data["languages"]) <= set(data["names"])
+    assert set(data["request_names"]) <= set(data["names"])
+    for group in data["close"]:
+        assert set(group) <= set(data["names"]), group
+    for langs in data["letter_hints"].values():
+        assert set(langs) <= set(data["names"])
+
+
+def test_an_unknown_macro_is_an_error():
+    with pytest.raises(KeyError, match="unknown macro"):
+        lexicon.expand(r"{nope}\s+x", {})
+    assert lexicon.expand(r"a{0,2}{clause}", {"clause": "^"}) == "a{0,2}^"
+
+
+def test_a_language_added_as_data_is_used(monkeypatch):
+    """The loader reads the file: the index is built from the data, not from code."""
+    data = tomllib.loads(importlib.resources.files("nomos_forensics").joinpath("lexicons", "langid.toml").read_text())
+    assert set(langid.LEXICONS) == set(data["languages"])
+    assert langid._INDEX["gracias"] and any(lang == "es" for lang, _ in langid._INDEX["gracias"])
