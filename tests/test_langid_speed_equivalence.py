@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from nomos_forensics import langid
+from nomos_forensics import langid, langprofile
 from nomos_forensics.langid import ANALYSE_CHARS, CLOSE, Profile
 
 
@@ -15,17 +15,17 @@ def test_ascii_word_pattern_finds_the_same_words():
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.choice((1, 3, 8, 30)))) for _ in range(20000)]
     for text in samples:
         lowered = text.lower()
-        assert langid._ASCII_PROSE_WORD.findall(lowered) == langid._PROSE_WORD.findall(lowered), text
+        assert langprofile._ASCII_PROSE_WORD.findall(lowered) == langprofile._PROSE_WORD.findall(lowered), text
 
 
 def _best(scores: dict[str, float]) -> tuple[str | None, float, float]:
     if not scores:
         return None, 0.0, 0.0
     lang = max(scores, key=scores.__getitem__)
-    family = langid._FAMILY.get(lang, lang)
+    family = langprofile._FAMILY.get(lang, lang)
     own = other = 0.0
     for k, v in scores.items():
-        if langid._FAMILY.get(k, k) == family:
+        if langprofile._FAMILY.get(k, k) == family:
             own += v
         elif v > other:
             other = v
@@ -50,8 +50,8 @@ def test_is_close_is_sharing_a_group():
 
 def test_chunks_are_read_up_to_analyse_chars():
     text = " ".join(["word"] * 600)
-    pieces = langid._chunks(text, 400)
+    pieces = langprofile._chunks(text, 400)
     assert "".join(pieces) == text[: sum(map(len, pieces))]
     assert all(len(p) >= 400 for p in pieces[:-1])
     assert sum(map(len, pieces[:-1])) < ANALYSE_CHARS <= sum(map(len, pieces))
-    assert langid._chunks("short", 400) == ["short"] and langid._chunks("", 400) == []
+    assert langprofile._chunks("short", 400) == ["short"] and langprofile._chunks("", 400) == []

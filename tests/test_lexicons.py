@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from nomos_forensics import langid, lexicon
+from nomos_forensics import langid, langprofile, lexicon
 
 FILES = [
     (package, entry.name.removesuffix(".toml"))
@@ -77,4 +77,4 @@ def test_a_language_added_as_data_is_used(monkeypatch):
     """The loader reads the file: the index is built from the data, not from code."""
     data = tomllib.loads(importlib.resources.files("nomos_forensics").joinpath("lexicons", "langid.toml").read_text())
     assert set(langid.LEXICONS) == set(data["languages"])
-    assert langid._INDEX["gracias"] and any(lang == "es" for lang, _ in langid._INDEX["gracias"])
+    assert langprofile._INDEX["gracias"] and any(lang == "es" for lang, _ in langprofile._INDEX["gracias"])
