@@ -97,8 +97,8 @@ def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, s
             config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore),
             fail_on=selection.fail_on,
         )
-        code = _emit(parallel_scan(job, jobs), fmt, out, total)
-        summary = parallel_scan.summary
+        summary = Summary()
+        code = _emit(parallel_scan(job, jobs, summary), fmt, out, total)
     if code == ExitCode.INTERRUPTED:
         return int(code)
     if fmt == Format.JSON:

@@ -1,0 +1,129 @@
+"""`scan --jobs N`: worker processes over hash partitions of the sessions, merged back into
+session-id order so the output is what one process prints."""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .. import plugins
+from ..card import Card
+from ..db import Database
+from ..engine import build_ruleset, fail_on_reached
+from ..errors import ConnectionLost, ForensicsError, QueryFailed, QueryTimeout
+from ..render import card_json
+from ..schema import reflect
+from .stream import ScanFilters, settle_memory, stream_sessions
+from .summary import Summary
+
+
+@dataclass
+class ScanJob:
+    """Everything a scan worker needs to rebuild its engine and rules in another process."""
+
+    settings: Any  # db.ConnectionSettings
+    filters: ScanFilters
+    plugin_refs: tuple[str, ...]
+    config: Any  # config.Config
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    fail_on: Any  # Severity | None
+
+
+def card_results(cards: Iterator[Card], summary: Summary, fail_on) -> Iterator[tuple[Card, bool]]:
+    for card in cards:
+        summary.add(card)
+        yield card, bool(card.errors) or fail_on_reached([card], fail_on)
+
+
+def _worker(job: ScanJob, channel) -> None:
+    """Scan one hash partition and send ("card", session id, json line, failed) ... then
+    ("done", summary), or ("error", class name, message)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
+    db = Database(job.settings)
+    summary = Summary()
+    try:
+        registry = plugins.load(job.plugin_refs)
+        with db.connect("scanning sessions") as conn:
+            schema = reflect(conn, db)
+            ruleset = build_ruleset(registry, job.config, select=job.select, ignore=job.ignore, schema=schema)
+            settle_memory()
+            cards = stream_sessions(db, conn, ruleset, job.filters, schema, manager=registry.manager)
+            for card, failed in card_results(cards, summary, job.fail_on):
+                channel.put(("card", card.session.id, card_json(card, indent=None), failed))
+        channel.put(("done", summary))
+    except ForensicsError as error:
+        channel.put(("error", type(error).__name__, error.message))
+    except Exception as error:  # reported by the parent as one line
+        channel.put(("error", "QueryFailed", f"scan worker failed: {type(error).__name__}: {error}"))
+    finally:
+        db.dispose()
+
+
+WORKER_QUEUE = 256  # cards a worker may run ahead of the merge
+
+
+def parallel_scan(job: ScanJob, jobs: int, summary: Summary) -> Iterator[tuple[str, bool]]:
+    """Run `jobs` worker processes over hash partitions of the sessions.
+
+    Each worker reviews its partition in session-id order; the cards are merged back into
+    session-id order, so the output is the same as a single process's. A worker may run at
+    most WORKER_QUEUE cards ahead of the slowest, which bounds the parent's memory. Yields
+    (card JSON line, failed) and merges each worker's summary into `summary` as the worker
+    finishes (complete once the generator is exhausted). Raises the first worker error.
+    """
+    context = multiprocessing.get_context("fork")
+    channels, workers = [], []
+    for partition in range(jobs):
+        filters = ScanFilters(**{**job.filters.__dict__, "partition": partition, "partitions": jobs})
+        worker_job = ScanJob(**{**job.__dict__, "filters": filters})
+        channel = context.Queue(maxsize=WORKER_QUEUE)
+        process = context.Process(target=_worker, args=(worker_job, channel), daemon=True)
+        process.start()
+        channels.append(channel)
+        workers.append(process)
+    heads: list[tuple[str, str, bool] | None] = [None] * jobs  # each running worker's next card
+    running = set(range(jobs))
+    try:
+        while running or any(heads):
+            for index in sorted(running):
+                while heads[index] is None and index in running:
+                    message = _receive(channels[index], workers[index])
+                    if message[0] == "card":
+                        heads[index] = message[1:]
+                    elif message[0] == "done":
+                        summary.merge(message[1])
+                        running.discard(index)
+                    else:
+                        raise _worker_error(message[1], message[2])
+            waiting = [i for i in range(jobs) if heads[i] is not None]
+            if not waiting:
+                continue
+            first = min(waiting, key=lambda i: heads[i][0])
+            _, line, failed = heads[first]
+            heads[first] = None
+            yield line, failed
+    finally:
+        for process in workers:
+            if process.is_alive():
+                process.terminate()
+        for process in workers:
+            process.join(timeout=5)
+
+
+def _receive(channel, process) -> tuple:
+    """The next message from one worker; a worker that died without a word is an error."""
+    while True:
+        try:
+            return channel.get(timeout=1.0)
+        except queue.Empty:
+            if not process.is_alive() and channel.empty():
+                raise QueryFailed("a scan worker exited unexpectedly") from None
+
+
+def _worker_error(name: str, text: str) -> Exception:
+    return {"ConnectionLost": ConnectionLost, "QueryTimeout": QueryTimeout}.get(name, ForensicsError)(text)

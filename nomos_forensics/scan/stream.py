@@ -1,0 +1,213 @@
+"""Stream sessions for a scan: sessions, messages and lifecycle rows in session-id order from
+server-side cursors, merged per session and reviewed as they arrive.
+
+Memory is bounded by the largest session, not the database: nothing but the current session is
+held. Per-message work (text extraction, tool names, sizes) happens in SQL, so large tool
+outputs never leave the server unless a rule needs them.
+"""
+
+from __future__ import annotations
+
+import gc
+import queue
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from operator import itemgetter
+from typing import Any
+
+import sqlalchemy as sa
+from psycopg.rows import dict_row, tuple_row
+
+from ..card import Card, RuleError, Stats
+from ..db import Database, load_query
+from ..engine import NEED_TABLES, RuleSet, plans_with_steps, review, session_info_from_row
+from ..model import MESSAGE_COLUMNS, Session, message_from_row, sort_messages
+from ..rule import Need
+from ..schema import SchemaReport
+
+STREAM_BATCH = 2000
+
+
+
+@dataclass(frozen=True)
+class ScanFilters:
+    since: datetime | None = None
+    until: datetime | None = None
+    status: str | None = None
+    model: str | None = None
+    limit: int | None = None
+    partition: int = 0
+    partitions: int = 1
+
+    @property
+    def unfiltered(self) -> bool:
+        return (
+            self.since is None and self.until is None and self.status is None
+            and self.model is None and self.limit is None and self.partitions == 1
+        )
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "since": self.since, "until": self.until, "status": self.status, "model": self.model,
+            "limit": self.limit, "partition": self.partition, "partitions": self.partitions,
+        }
+
+
+class _Stream:
+    """A server-side cursor read in session-id order, handing out one session's rows at a time.
+
+    Rows come from a psycopg named cursor (cheaper than SQLAlchemy rows on the million-row
+    path): dicts, or with `columns` plain tuples in that order, the session id last. The SQL
+    still comes from sql/queries and its parameters are bound.
+    """
+
+    def __init__(self, conn: sa.Connection, name: str, params: Mapping[str, Any] | None = None,
+                 batch: int = STREAM_BATCH, columns: tuple[str, ...] | None = None) -> None:
+        compiled = sa.text(load_query(name)).compile(dialect=conn.dialect)
+        cursor = conn.connection.dbapi_connection.cursor(
+            name=f"nomos_forensics_{name}", row_factory=dict_row if columns is None else tuple_row
+        )
+        cursor.itersize = batch
+        cursor.execute(str(compiled), {k: v for k, v in dict(params or {}).items() if k in compiled.params})
+        self._rows: Iterator[Any] = iter(cursor)
+        self._pending: Any = next(self._rows, None)
+        self._key: Callable[[Any], str] = itemgetter("session_id" if columns is None else -1)
+        if columns is not None:
+            got = tuple(c.name for c in cursor.description or ())
+            if got != (*columns, "session_id"):  # the SQL and the positional reader must agree
+                raise RuntimeError(f"{name}.sql returns columns {got}, expected {(*columns, 'session_id')}")
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """Every row, for a stream read whole (the sessions themselves)."""
+        while self._pending is not None:
+            row, self._pending = self._pending, next(self._rows, None)
+            yield row
+
+    def take(self, session_id: str) -> list[dict[str, Any]]:
+        rows = []
+        pending = self._pending
+        key_of = self._key
+        while pending is not None:
+            key = key_of(pending)
+            if key > session_id:
+                break
+            if key == session_id:
+                rows.append(pending)
+            pending = next(self._rows, None)
+        self._pending = pending
+        return rows
+
+
+def count_sessions(db: Database, conn: sa.Connection, filters: ScanFilters) -> int:
+    return int(db.query(conn, "scan_count", filters.params(), purpose="counting sessions")[0].n)
+
+
+def stream_sessions(
+    db: Database,
+    conn: sa.Connection,
+    ruleset: RuleSet,
+    filters: ScanFilters,
+    schema: SchemaReport | None,
+    manager=None,
+) -> Iterator[Card]:
+    """Yield one card per session, in session-id order, as each session's rows arrive.
+
+    A reader thread fetches rows and builds sessions while this thread runs the rules:
+    psycopg releases the GIL while it waits for the server, so the server computes the next
+    batch as Python reviews the previous one (a named cursor only works when asked).
+    """
+    needs = ruleset.needs
+    params = {
+        **filters.params(),
+        "full_content": Need.CONTENT in needs,
+        "logical_floor": ruleset.logical_floor,
+    }
+    with db.translate_errors("scanning sessions"):
+        sessions = _Stream(conn, "scan_sessions", params, batch=500)
+        # unfiltered scans read whole tables in dump order; filtered ones only their sessions
+        suffix = "" if filters.unfiltered else "_filtered"
+        messages = _Stream(conn, "scan_messages" + suffix, params, columns=MESSAGE_COLUMNS)
+        extras = {
+            need: _Stream(conn, query + suffix, params)
+            for need, query in (
+                (Need.AUDIT, "scan_audit"), (Need.PLANS, "scan_plan_steps"), (Need.EXECUTIONS, "scan_executions")
+            )
+            if need in needs and (schema is None or not schema.unmet(NEED_TABLES[need]))
+        }
+        keep = Need.CONTENT in needs
+        query = db.rule_query(conn)
+        built: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
+        stop = threading.Event()
+
+        def read() -> None:
+            try:
+                for row in sessions.rows():
+                    info = session_info_from_row(row)
+                    try:
+                        msgs = sort_messages(message_from_row(r, keep_content=keep) for r in messages.take(info.id))
+                        session = Session(info, msgs)
+                        _attach_extras(session, extras)
+                        item: Any = session
+                    except Exception as error:  # a session that cannot even be built still gets a card
+                        item = _broken_card(info, error)
+                    while not stop.is_set():
+                        try:
+                            built.put(item, timeout=0.2)
+                            break
+                        except queue.Full:
+                            continue
+                    if stop.is_set():
+                        return
+                built.put(_END)
+            except BaseException as error:  # handed to the consumer, which raises it
+                built.put(error)
+
+        reader = threading.Thread(target=read, name="nomos-forensics-reader", daemon=True)
+        reader.start()
+        try:
+            while True:
+                item = built.get()
+                if item is _END:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                yield item if isinstance(item, Card) else review(
+                    item, ruleset, query=query, schema=schema, manager=manager
+                )
+        finally:
+            stop.set()
+            reader.join(timeout=5)
+
+
+def settle_memory() -> None:
+    """For a process about to scan (the CLI and its workers; it changes the process's garbage
+    collector for good): collect less often. Modules, rule patterns and lexicons are loaded by
+    now and live as long as the process: frozen, no collection walks them again; sessions come
+    and go by reference counting, so young collections can be rarer (1-4% less CPU on the bench)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+
+
+GC_THRESHOLD = 50_000  # allocations between young collections (Python's default: 700)
+_END = object()
+READ_AHEAD = 64  # sessions built ahead of the rules; bounds memory to a few sessions' rows
+
+
+def _attach_extras(session: Session, extras: dict[Need, _Stream]) -> None:
+    if Need.AUDIT in extras:
+        session.extras["audit_log"] = [r["row"] for r in extras[Need.AUDIT].take(session.id)]
+    if Need.PLANS in extras:
+        session.extras["plans"] = plans_with_steps(extras[Need.PLANS].take(session.id))
+    if Need.EXECUTIONS in extras:
+        session.extras["executions"] = [r["row"] for r in extras[Need.EXECUTIONS].take(session.id)]
+
+
+def _broken_card(info, error: Exception) -> Card:
+    session = Session(info, [])
+    return Card(
+        session=session, stats=Stats.of(session), objective="(session could not be read)",
+        outcome="unknown", errors=[RuleError("engine", type(error).__name__, str(error)[:300])],
+    )

@@ -1,0 +1,151 @@
+"""The scan's summary: aggregates over cards in constant memory (counters and top-k lists),
+mergeable across partitions with the same result in any order."""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..card import Card
+from ..model import Message
+
+TOP_K = 10
+
+
+# ------------------------------------------------------------------ the summary
+@dataclass
+class Summary:
+    """Aggregates over cards in constant memory (top-k lists only)."""
+
+    sessions: int = 0
+    sessions_with_findings: int = 0
+    by_rule: Counter = field(default_factory=Counter)  # rule -> sessions with >= 1 finding
+    by_severity: Counter = field(default_factory=Counter)
+    outcomes: Counter = field(default_factory=Counter)
+    tool_calls: Counter = field(default_factory=Counter)
+    tool_sessions: Counter = field(default_factory=Counter)
+    fanout: dict[str, dict[str, int]] = field(default_factory=dict)  # tool -> turns, max_calls
+    models: dict[str, Counter] = field(default_factory=dict)
+    rule_errors: Counter = field(default_factory=Counter)
+    _worst: list = field(default_factory=list)
+    _biggest: list = field(default_factory=list)
+
+    def add(self, card: Card) -> None:
+        self.sessions += 1
+        rules = sorted({f.rule for f in card.findings})
+        if rules:
+            self.sessions_with_findings += 1
+        self.by_rule.update(rules)
+        self.by_severity[card.severity.label] += 1
+        self.outcomes[card.outcome] += 1
+        model = card.session.info.model or "(unknown)"
+        counts = self.models.setdefault(model, Counter())
+        counts["sessions"] += 1
+        counts.update(rules)
+        self.tool_calls.update(card.session.tool_counts)
+        self.tool_sessions.update(card.session.tool_counts.keys())
+        for error in card.errors:
+            self.rule_errors[error.rule] += 1
+        for finding in card.findings:
+            if finding.rule == "tool-fanout" and finding.data.get("tool"):
+                entry = self.fanout.setdefault(finding.data["tool"], {"turns": 0, "max_calls": 0})
+                entry["turns"] += 1
+                entry["max_calls"] = max(entry["max_calls"], int(finding.data.get("count", 0)))
+        if card.findings:
+            key = (int(card.severity), len(card.findings), card.session.id)
+            item = (key, {
+                "id": card.session.id, "title": card.session.info.title, "severity": card.severity.label,
+                "outcome": card.outcome, "findings": rules,
+            })
+            self._push(self._worst, item)
+        for message in card.session.messages:
+            self._consider_message(card, message)
+
+    def _consider_message(self, card: Card, message: Message) -> None:
+        size = max(message.logical_bytes or 0, message.disk_bytes or 0)
+        if size == 0 or (len(self._biggest) >= TOP_K and size <= self._biggest[0][0][0]):
+            return
+        item = ((size, message.id), {
+            "message_id": message.id, "session": card.session.id[:8], "role": message.role,
+            "tool": message.tool_name or (message.tool_calls[0].display_name if message.tool_calls else None),
+            "logical_bytes": message.logical_bytes, "disk_bytes": message.disk_bytes,
+        })
+        self._push(self._biggest, item)
+
+    def merge(self, other: "Summary") -> None:
+        """Fold another partition's summary into this one (scan --jobs)."""
+        self.sessions += other.sessions
+        self.sessions_with_findings += other.sessions_with_findings
+        for mine, theirs in ((self.by_rule, other.by_rule), (self.by_severity, other.by_severity),
+                             (self.outcomes, other.outcomes), (self.tool_calls, other.tool_calls),
+                             (self.tool_sessions, other.tool_sessions), (self.rule_errors, other.rule_errors)):
+            mine.update(theirs)
+        for tool, entry in other.fanout.items():
+            current = self.fanout.setdefault(tool, {"turns": 0, "max_calls": 0})
+            current["turns"] += entry["turns"]
+            current["max_calls"] = max(current["max_calls"], entry["max_calls"])
+        for model, counts in other.models.items():
+            self.models.setdefault(model, Counter()).update(counts)
+        for item in other._worst:
+            self._push(self._worst, item)
+        for item in other._biggest:
+            self._push(self._biggest, item)
+
+    @staticmethod
+    def _push(heap: list, item) -> None:
+        if len(heap) < TOP_K:
+            heapq.heappush(heap, item)
+        elif item[0] > heap[0][0]:
+            heapq.heapreplace(heap, item)
+
+    @property
+    def worst(self) -> list[dict[str, Any]]:
+        return [item for _, item in sorted(self._worst, key=lambda x: x[0], reverse=True)]
+
+    @property
+    def biggest(self) -> list[dict[str, Any]]:
+        return [item for _, item in sorted(self._biggest, key=lambda x: x[0], reverse=True)]
+
+    def share(self, n: int, of: int | None = None) -> float:
+        total = self.sessions if of is None else of
+        return round(n / total, 4) if total else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sessions": self.sessions,
+            "sessions_with_findings": self.sessions_with_findings,
+            "signatures": [
+                {"rule": rule, "sessions": n, "share": self.share(n)}
+                for rule, n in ranked(self.by_rule)
+            ],
+            "severity": dict(ranked(self.by_severity)),
+            "outcomes": dict(ranked(self.outcomes)),
+            "worst_sessions": self.worst,
+            "tools": [
+                {"name": name, "calls": n, "sessions": self.tool_sessions[name]}
+                for name, n in ranked(self.tool_calls)
+            ],
+            "fanout_offenders": [
+                {"tool": tool, **entry} for tool, entry in sorted(self.fanout.items(), key=lambda kv: (-kv[1]["turns"], kv[0]))
+            ],
+            "models": [
+                {
+                    "model": model,
+                    "sessions": counts["sessions"],
+                    "signatures": {
+                        rule: {"sessions": counts[rule], "rate": self.share(counts[rule], counts["sessions"])}
+                        for rule, _ in ranked(self.by_rule) if counts[rule]
+                    },
+                }
+                for model, counts in sorted(self.models.items(), key=lambda kv: (-kv[1]["sessions"], kv[0]))
+            ],
+            "biggest_messages": self.biggest,
+            "rule_errors": dict(ranked(self.rule_errors)),
+        }
+
+
+def ranked(counts: Counter) -> list[tuple[str, int]]:
+    """Most common first, ties by name: the same summary whatever order cards were added in."""
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
