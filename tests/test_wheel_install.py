@@ -74,6 +74,9 @@ def test_wheel_ships_rules_migrations_queries_and_sample(wheel):
     for rule in (ROOT / "rules").glob("*.py"):
         assert f"nomos_forensics_rules/{rule.name}" in names
     assert "nomos_forensics/py.typed" in names
+    for lexicon in [*(ROOT / "nomos_forensics" / "lexicons").glob("*.toml"), *(ROOT / "rules" / "lexicons").glob("*.toml")]:
+        package = "nomos_forensics_rules" if lexicon.parent.parent.name == "rules" else "nomos_forensics"
+        assert f"{package}/lexicons/{lexicon.name}" in names, f"{lexicon.name} is not in the wheel"
     for module in (ROOT / "nomos_forensics").rglob("*.py"):  # subpackages too (commands/)
         assert module.relative_to(ROOT).as_posix() in names, f"{module.relative_to(ROOT)} is not in the wheel"
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
