@@ -88,6 +88,7 @@ class Card:
     findings: list[Finding] = field(default_factory=list)
     errors: list[RuleError] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)  # rules not run, with the reason
+    outcome_reason: str = ""  # the one line that says why the outcome is what it is
 
     @property
     def severity(self) -> Severity:
@@ -123,6 +124,7 @@ class Card:
             "stats": self.stats.to_json(),
             "objective": self.objective,
             "outcome": self.outcome,
+            "outcome_reason": self.outcome_reason,
             "findings": [f.to_json() for f in self.findings],
             "severity": self.severity.label,
             "blockers": self.blockers,
@@ -171,31 +173,49 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
 
     Cosmetic findings never change the outcome.
     """
-    if not session.by_role("user") or not session.by_role("assistant"):
-        return Outcome.UNKNOWN
+    return explain_outcome(session, findings, grace)[0]
+
+
+def explain_outcome(
+    session: Session, findings: list[Finding], grace: timedelta = DEFAULT_GRACE
+) -> tuple[str, str]:
+    """(outcome, why): `decide_outcome`'s answer and the one line that says which rule decided it."""
+    users, assistants = session.by_role("user"), session.by_role("assistant")
+    if not users or not assistants:
+        return Outcome.UNKNOWN, "no user message" if not users else "no assistant reply"
     ending = session.ending
-    if ending.in_flight(grace):
-        return Outcome.UNKNOWN
     last = ending.last
+    if ending.in_flight(grace):
+        return Outcome.UNKNOWN, f"still running: status active and the last message (turn {last.turn}) is recent"
     last_turn = [m for m in session.messages if m.turn == last.turn and m.role in CONVERSATION_ROLES]
-    ended_by_blocker = any(
-        _unrecovered(e.message_id, last_turn)
-        for f in findings if f.severity == Severity.BLOCKER
-        for e in f.evidence if e.turn == last.turn
-    )
-    if ending.status == "failed" or ending.kind in (ERROR, BLANK) or ended_by_blocker:
-        return Outcome.FAILED
-    if not ending.finished or (ending.status == "cancelled" and not ending.completed):
-        return Outcome.PARTIAL
-    if any(f.severity >= Severity.FRICTION for f in findings):
-        return Outcome.PARTIAL
+    blocker = next((
+        f for f in findings if f.severity == Severity.BLOCKER
+        and any(e.turn == last.turn and _unrecovered(e.message_id, last_turn) for e in f.evidence)
+    ), None)
+    failed = [
+        *(["status failed"] if ending.status == "failed" else []),
+        *([f"ends on {ending.describe()} in turn {last.turn}"] if ending.kind in (ERROR, BLANK) else []),
+        *([f"{blocker.rule} in the last turn ({last.turn}), no work after it"] if blocker is not None else []),
+    ]
+    if failed:
+        return Outcome.FAILED, "; ".join(failed)
+    if not ending.finished:
+        return Outcome.PARTIAL, f"ends on {ending.describe()} in turn {last.turn}"
+    if ending.status == "cancelled" and not ending.completed:
+        return Outcome.PARTIAL, "cancelled before the task was completed"
+    frictions = sorted({f.rule for f in findings if f.severity >= Severity.FRICTION})
+    if frictions:
+        return Outcome.PARTIAL, f"finished, with {', '.join(frictions)}"
+    if ending.completion is not None:
+        return Outcome.ACHIEVED, f"complete_task succeeded in turn {ending.completion.turn}"
     if ending.completed:
-        return Outcome.ACHIEVED
+        return Outcome.ACHIEVED, "status completed"
     text = (last.text or "").strip()
     asks = text.endswith(("?", "\uff1f")) and len(text) < 300
     if ending.answer is not None and asks and not any(m.tool_calls for m in last_turn):
-        return Outcome.UNKNOWN
-    return Outcome.ACHIEVED
+        return Outcome.UNKNOWN, f"the last reply, in turn {last.turn}, asks the user a question"
+    closed = "; the user closed with thanks" if ending.closing is not None else ""
+    return Outcome.ACHIEVED, f"answered in turn {last.turn if ending.closing is None else last.turn - 1}{closed}"
 
 
 def _unrecovered(message_id: int | None, turn: list[Message]) -> bool:

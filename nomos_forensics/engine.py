@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .card import Card, RuleError, Stats, decide_outcome, objective_of
+from .card import Card, RuleError, Stats, explain_outcome, objective_of
 from .config import Config
 from .db import Database
 from .ending import DEFAULT_GRACE
@@ -240,11 +240,13 @@ def review(
         except Exception as error:  # one broken rule must not hide the others' findings
             errors.append(RuleError(active.rule.name, type(error).__name__, _error_message(error)))
     findings.sort(key=lambda f: (-f.severity, f.code))
+    outcome, why = explain_outcome(session, findings, ruleset.grace)
     card = Card(
         session=session,
         stats=Stats.of(session),
         objective=objective_of(session),
-        outcome=decide_outcome(session, findings, ruleset.grace),
+        outcome=outcome,
+        outcome_reason=why,
         findings=findings,
         errors=errors,
         skipped=list(ruleset.skipped),

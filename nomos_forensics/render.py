@@ -34,7 +34,8 @@ def _top_tools(card: Card) -> str:
 
 
 def _outcome(card: Card) -> str:
-    return f"{Outcome.SYMBOL.get(card.outcome, '')} {card.outcome}".strip()
+    shown = f"{Outcome.SYMBOL.get(card.outcome, '')} {card.outcome}".strip()
+    return f"{shown} — {card.outcome_reason}" if card.outcome_reason else shown
 
 
 def card_fields(card: Card) -> list[tuple[str, str]]:

@@ -57,3 +57,21 @@ def test_a_configured_grace_moves_the_outcome_and_the_rule_together():
         card = review(fresh, ruleset)
         assert card.outcome == outcome
         assert bool(card.findings) is fired
+
+
+def test_the_outcome_says_why():
+    from nomos_forensics.card import explain_outcome
+
+    done = _session(("user", {"text": "go"}),
+                    ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "complete_task", "arguments": {}}]}),
+                    ("tool", {"tool_call_id": "1", "name": "complete_task", "output": "ok", "is_error": False}))
+    assert explain_outcome(done, []) == (Outcome.ACHIEVED, "complete_task succeeded in turn 1")
+    error = _session(("user", {"text": "go"}), ("assistant", {"text": "", "error": "model overloaded"}), status="idle")
+    assert explain_outcome(error, []) == (Outcome.FAILED, "ends on an assistant error card in turn 1")
+    thanks = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "Done."}), ("user", {"text": "thanks!"}))
+    assert explain_outcome(thanks, []) == (Outcome.ACHIEVED, "status completed")
+    thanks.info.status = None
+    fresh = Session(thanks.info, thanks.messages)
+    assert explain_outcome(fresh, []) == (Outcome.ACHIEVED, "answered in turn 1; the user closed with thanks")
+    asks = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "On which host?"}), status=None)
+    assert explain_outcome(asks, [])[0] == Outcome.UNKNOWN and "asks the user a question" in explain_outcome(asks, [])[1]
