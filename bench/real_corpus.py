@@ -181,15 +181,18 @@ UNCLOSED_THINKING = re.compile(r"^<(thinking-content-[0-9a-f]+|think|thinking)>(
 
 
 def _aider_blocks(body: str) -> Iterator[tuple[str, list[str]]]:
-    """Consecutive lines of one kind: 'user' (#### ), 'client' (> ) or 'assistant' (the rest)."""
+    """Consecutive lines of one kind: 'user' (#### ), 'client' (> ) or 'assistant' (the rest).
+
+    aider prefixes every line of what the user typed and of its own output, blank ones too,
+    so a bare blank line ends such a block."""
     kind, lines = None, []
     for line in body.split("\n"):
         if line.rstrip() == "####" or line.startswith("#### "):
             k, line = "user", line[4:].removeprefix(" ")
         elif line.rstrip() == ">" or line.startswith("> "):  # not ">>>>>>> REPLACE" of an edit block
             k, line = "client", line[1:].removeprefix(" ")
-        elif not line.strip() and kind is not None:
-            k = kind  # a blank line belongs to the block it is in
+        elif not line.strip() and kind == "assistant":
+            k = kind  # a blank line is part of a reply; aider ends a user or client block with one
         else:
             k = "assistant"
         line = line.rstrip()  # aider ends lines with two spaces (markdown line breaks)
@@ -494,7 +497,9 @@ def raw_counts(mirror: Path) -> dict[str, dict[str, int]]:
                     # one block = a run of lines of one kind, as aider writes them
                     sizes, current, kind = [], 0, None
                     for line in body.split("\n"):
-                        k = "u" if line.startswith("####") else "c" if line.startswith(">") else "a" if line.strip() else kind
+                        k = ("u" if line.rstrip() == "####" or line.startswith("#### ") else
+                             "c" if line.rstrip() == ">" or line.startswith("> ") else  # not ">>>>>>> REPLACE"
+                             "a" if line.strip() else kind)
                         if k != kind:
                             sizes.append(current)
                             current = 0
