@@ -81,8 +81,12 @@ def source_files(mirror: Path, source: dict[str, Any]) -> list[str]:
     return sorted(n for n in names if any(fnmatch.fnmatchcase(n, g) for g in source["globs"]))
 
 
-def read_file(mirror: Path, source: dict[str, Any], path: str) -> str:
-    return _git(repo_dir(mirror, source["repo"]), "show", f"{source['commit']}:{path}").decode("utf-8", "replace")
+def read_file(mirror: Path, source: dict[str, Any], path: str) -> str | None:
+    """The file at the source's commit; None when the snapshot lacks its blob (files of 4 MiB and more)."""
+    try:
+        return _git(repo_dir(mirror, source["repo"]), "show", f"{source['commit']}:{path}").decode("utf-8", "replace")
+    except subprocess.CalledProcessError:
+        return None
 
 
 # ----------------------------------------------------------------------------- mini-swe-agent
@@ -175,7 +179,6 @@ AIDER_ERROR = re.compile(
     r"exceeds? (?:the )?(?:model's )?context (?:window|length)|context window (?:is )?exceeded|"
     r"The API provider|Retrying in \d|quota|credit balance", re.I)
 THINKING = re.compile(r"<(thinking-content-[0-9a-f]+|think|thinking|reasoning)>(.*?)</\1>\s*", re.S)
-PROMPT_COMMANDS = re.compile(r"^/(ask|code|architect|chat|context)\b\s*", re.I)
 CLIENT_PROMPT = re.compile(r"\(Y\)es/\(N\)o")  # the user answering one of aider's own questions
 UNCLOSED_THINKING = re.compile(r"^<(thinking-content-[0-9a-f]+|think|thinking)>(.*)$", re.S)
 
@@ -240,9 +243,8 @@ def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[s
             if not block:
                 continue
             if kind == "user":
-                command = PROMPT_COMMANDS.match(block)
-                if CLIENT_PROMPT.search(block) or (
-                        block.startswith("/") and (not command or not block[command.end():].strip())):
+                # a slash command is the client's (aider echoes what "/ask X" sends on as a line "X")
+                if CLIENT_PROMPT.search(block) or block.startswith("/"):
                     rows.append({"role": "system", "content": {"text": block}})  # a client command
                 elif _echoes_previous_reply(rows, block):  # architect mode hands its answer to the editor model
                     rows.append({"role": "system", "content": {"text": block}})
@@ -295,6 +297,9 @@ def extract(mirror: Path, out: Path) -> int:
         sessions = []
         for path in source_files(mirror, source):
             text = read_file(mirror, source, path)
+            if text is None:
+                print(f"  skipped {path}: not in the snapshot (too large to be copied)")
+                continue
             if source["format"] == "mini-swe-agent-traj":
                 run = path.split("/")[1]
                 key = f"{source['name']}:{run}/{Path(path).name.removesuffix('.traj.json')}"
@@ -321,7 +326,7 @@ def extract(mirror: Path, out: Path) -> int:
                 provenance = {"source": source["name"], "repo": source["repo"], "path": path,
                               "commit": source["commit"], "licence": source["licence"], "index": index}
                 record = {"key": key, "id": session_id(key), "provenance": provenance,
-                          "session": session, "messages": rows}
+                          "session": session, "messages": _no_nul(rows)}
                 fh.write(json.dumps(record, ensure_ascii=False, default=_iso) + "\n")
                 manifest.append({"key": key, "id": session_id(key), **provenance,
                                  "language": source.get("language"), "messages": len(rows),
@@ -330,6 +335,17 @@ def extract(mirror: Path, out: Path) -> int:
     MANIFEST.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in manifest), encoding="utf-8")
     print(f"{len(manifest)} sessions -> {out}, provenance -> {MANIFEST.relative_to(ROOT)}")
     return 0
+
+
+def _no_nul(value: Any) -> Any:
+    """jsonb cannot hold U+0000 (tool output sometimes has it): store U+FFFD instead."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {k: _no_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nul(v) for v in value]
+    return value
 
 
 def _iso(value: Any) -> str:
@@ -483,6 +499,8 @@ def raw_counts(mirror: Path) -> dict[str, dict[str, int]]:
     for source in load_sources():
         for path in source_files(mirror, source):
             text = read_file(mirror, source, path)
+            if text is None:
+                continue
             if source["format"] == "mini-swe-agent-traj":
                 traj = json.loads(text)
                 key = f"{source['name']}:{path.split('/')[1]}/{Path(path).name.removesuffix('.traj.json')}"
