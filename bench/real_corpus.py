@@ -238,11 +238,13 @@ def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[s
         start = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
         model = None
         rows: list[dict[str, Any]] = []
+        after_command = False  # since the last slash command, nothing was sent to the model
         for kind, lines in _aider_blocks(body):
             block = "\n".join(lines).strip()
             if not block:
                 continue
             if kind == "user":
+                after_command = block.startswith("/")
                 # a slash command is the client's (aider echoes what "/ask X" sends on as a line "X")
                 if CLIENT_PROMPT.search(block) or block.startswith("/"):
                     rows.append({"role": "system", "content": {"text": block}})  # a client command
@@ -263,8 +265,10 @@ def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[s
                 else:
                     rows.append({"role": "system", "content": {"text": block}})
             else:
-                if rows and rows[-1]["role"] == "system" and rows[-1]["content"]["text"].startswith("/"):
-                    rows.append({"role": "system", "content": {"text": block}})  # a client command's output
+                if after_command or not any(r["role"] == "user" for r in rows):
+                    # the output of a client command (/map, /help, ...), or the rest of the command
+                    # line (aider --message "..."): the model has not been asked anything
+                    rows.append({"role": "system", "content": {"text": block}})
                     continue
                 reflection, block = _split_reflection(block)
                 if reflection:  # aider's own message back to the model after a failed edit
@@ -283,7 +287,8 @@ def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[s
         for n, r in enumerate(rows):
             r["created_at"] = start + timedelta(seconds=5 * (n + 1))
         first_user = next((r["content"]["text"] for r in rows if r["role"] == "user"), "")
-        session = {"title": first_user.split("\n")[0][:80] or None, "goal": None, "model": model,
+        title = next((line.strip() for line in first_user.split("\n") if line.strip()), "")
+        session = {"title": title[:80] or None, "goal": None, "model": model,
                    "status": None, "created_at": start, "extra": {}}
         yield start, session, rows
 
@@ -326,7 +331,7 @@ def extract(mirror: Path, out: Path) -> int:
                 provenance = {"source": source["name"], "repo": source["repo"], "path": path,
                               "commit": source["commit"], "licence": source["licence"], "index": index}
                 record = {"key": key, "id": session_id(key), "provenance": provenance,
-                          "session": session, "messages": _no_nul(rows)}
+                          "session": _no_nul(session), "messages": _no_nul(rows)}
                 fh.write(json.dumps(record, ensure_ascii=False, default=_iso) + "\n")
                 manifest.append({"key": key, "id": session_id(key), **provenance,
                                  "language": source.get("language"), "messages": len(rows),
@@ -337,10 +342,15 @@ def extract(mirror: Path, out: Path) -> int:
     return 0
 
 
+SECRET = re.compile(r"\b(?:AIza[0-9A-Za-z_-]{35}|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{36,}|"
+                    r"xox[abp]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})")
+
+
 def _no_nul(value: Any) -> Any:
-    """jsonb cannot hold U+0000 (tool output sometimes has it): store U+FFFD instead."""
+    """jsonb cannot hold U+0000 (tool output sometimes has it): store U+FFFD instead. API keys
+    that users pasted into public histories are replaced by a placeholder."""
     if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
+        return SECRET.sub("[REDACTED-KEY]", value.replace("\x00", "\ufffd"))
     if isinstance(value, dict):
         return {k: _no_nul(v) for k, v in value.items()}
     if isinstance(value, list):

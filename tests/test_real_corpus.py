@@ -10,6 +10,8 @@ import uuid
 from pathlib import Path
 
 import psycopg
+import psycopg.conninfo
+import pytest
 import yaml
 
 from nomos_forensics import devdb
@@ -157,20 +159,42 @@ def _synthetic_data(tmp_path: Path) -> Path:
     return data
 
 
-def test_build_and_evaluation_print_the_table(admin_dsn, tmp_path, capsys):
+@pytest.fixture
+def throwaway_dbname(admin_dsn):
+    name = f"nomos_forensics_real_{uuid.uuid4().hex[:8]}"
+    yield name
+    devdb.drop_database(admin_dsn, psycopg.conninfo.make_conninfo(admin_dsn, dbname=name))
+
+
+def test_build_loads_every_session(admin_dsn, tmp_path, throwaway_dbname):
     data = real_corpus.find_data_dir() or _synthetic_data(tmp_path)
-    dbname = f"nomos_forensics_real_{uuid.uuid4().hex[:8]}"
-    try:
-        assert eval_real.main(["--dsn", admin_dsn, "--dbname", dbname, "--data", str(data), "--cases", "2"]) == 0
-        out = capsys.readouterr().out
-        dsn = psycopg.conninfo.make_conninfo(admin_dsn, dbname=dbname)
-        with psycopg.connect(dsn) as conn:
-            sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
-            roles = dict(conn.execute("SELECT role, count(*) FROM messages GROUP BY role").fetchall())
-    finally:
-        devdb.drop_database(admin_dsn, psycopg.conninfo.make_conninfo(admin_dsn, dbname=dbname))
-    assert sessions == sum(1 for _ in real_corpus.iter_records(data))
-    assert set(roles) == {"user", "assistant", "tool", "system"}
+    dsn = real_corpus.build(admin_dsn, throwaway_dbname, data)
+    records = list(real_corpus.iter_records(data))
+    with psycopg.connect(dsn) as conn:
+        ids = {str(r[0]) for r in conn.execute("SELECT id FROM sessions")}
+        per_session = dict(conn.execute("SELECT session_id::text, count(*) FROM messages GROUP BY 1").fetchall())
+        roles = {r[0] for r in conn.execute("SELECT DISTINCT role FROM messages")}
+    assert ids == {r["id"] for r in records}
+    assert per_session == {r["id"]: len(r["messages"]) for r in records if r["messages"]}
+    assert roles == {"user", "assistant", "tool", "system"}
+
+
+def test_evaluation_prints_the_table(admin_dsn, tmp_path, throwaway_dbname, capsys):
+    """On the first three sessions of every source (the whole corpus takes too long for a test)."""
+    source = real_corpus.find_data_dir()
+    if source is None:
+        data = _synthetic_data(tmp_path)
+    else:
+        data = tmp_path / "subset"
+        data.mkdir()
+        for path in source.glob("*.jsonl"):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            (data / path.name).write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
+    argv = ["--dsn", admin_dsn, "--dbname", throwaway_dbname, "--data", str(data), "--cases", "2"]
+    assert eval_real.main(argv) == 0
+    out = capsys.readouterr().out
     for rule in eval_real.TEXT_RULES + tuple(eval_real.COUNT_RULES):
         assert re.search(rf"^\| {rule} +\|", out, re.M), f"no row for {rule}:\n{out}"
     assert re.search(r"^Outcome: \d+/\d+ right", out, re.M)
+    if source is not None:
+        assert re.search(r"^Real-transcript corpus: [1-9]\d* labelled sessions", out, re.M)
