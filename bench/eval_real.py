@@ -3,6 +3,7 @@
     .venv/bin/python bench/eval_real.py --dsn postgresql://postgres@127.0.0.1:5432/postgres
     .venv/bin/python bench/eval_real.py --dsn ... --no-build --dbname nomos_forensics_real   # reuse the DB
     .venv/bin/python bench/eval_real.py --dsn ... --cases 20      # list up to 20 FP/FN per rule (default 8)
+    .venv/bin/python bench/eval_real.py --dsn ... --by-family     # + one table per kind of source
 
 Builds the corpus database from the mapped sessions (bench/real_corpus.py build), runs
 `nomos-forensics scan --format jsonl` on it through the CLI, and compares every card with the
@@ -188,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-build", action="store_true", help="use the database as it is (built before)")
     parser.add_argument("--data", type=Path, help="the mapped sessions (default: see real_corpus.py)")
     parser.add_argument("--cases", type=int, default=8, help="false positives/misses listed per rule")
+    parser.add_argument("--by-family", action="store_true",
+                        help="also one table per kind of source (interactive aider, unattended aider, agent runs)")
     args = parser.parse_args(argv)
     manifest = real_corpus.load_manifest()
     labels = load_labels()
@@ -206,8 +209,28 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         dsn = real_corpus.build(args.dsn, args.dbname, data)
     counts = yaml.safe_load((real_corpus.LABELS / "raw_counts.yaml").read_text(encoding="utf-8")) or {}
-    report(evaluate(scan(dsn), labels, counts, manifest), args.cases)
+    cards = scan(dsn)
+    report(evaluate(cards, labels, counts, manifest), args.cases)
+    if args.by_family:
+        families: dict[str, dict[str, dict[str, Any]]] = {}
+        source_of = {m["key"]: m["source"] for m in manifest}
+        for key, label in labels.items():
+            families.setdefault(family(source_of.get(key, "")), {})[key] = label
+        for name, subset in sorted(families.items()):
+            result = evaluate(cards, subset, counts, manifest)
+            print(f"\n## {name}: {result['labelled']} sessions, outcome {result['outcome_right']}/{result['labelled']} right")
+            print(tabulate(result["rows"], headers=["rule", "expected", "TP", "FP", "FN", "precision", "recall"],
+                           tablefmt="github"))
     return 0
+
+
+def family(source: str) -> str:
+    """The kind of source a session comes from, for --by-family."""
+    if source.startswith("mswe"):
+        return "agent runs (mini-swe-agent)"
+    if source == "aider-tradepirates":
+        return "unattended aider runs"
+    return "interactive aider sessions"
 
 
 if __name__ == "__main__":
