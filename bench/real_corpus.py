@@ -334,8 +334,7 @@ def extract(mirror: Path, out: Path) -> int:
                           "session": _no_nul(session), "messages": _no_nul(rows)}
                 fh.write(json.dumps(record, ensure_ascii=False, default=_iso) + "\n")
                 manifest.append({"key": key, "id": session_id(key), **provenance,
-                                 "language": source.get("language"), "messages": len(rows),
-                                 "title": session["title"]})
+                                 "language": source.get("language"), "messages": len(rows)})
         print(f"{source['name']:20} {len(sessions):4} sessions  ({source['repo']} @ {source['commit'][:10]})")
     MANIFEST.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in manifest), encoding="utf-8")
     print(f"{len(manifest)} sessions -> {out}, provenance -> {MANIFEST.relative_to(ROOT)}")
