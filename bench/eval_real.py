@@ -4,6 +4,7 @@
     .venv/bin/python bench/eval_real.py --dsn ... --no-build --dbname nomos_forensics_real   # reuse the DB
     .venv/bin/python bench/eval_real.py --dsn ... --cases 20      # list up to 20 FP/FN per rule (default 8)
     .venv/bin/python bench/eval_real.py --dsn ... --by-family     # + one table per kind of source
+    .venv/bin/python bench/eval_real.py --dsn ... --json bench/out/real_before.jsonl   # per-session results, to diff
 
 Builds the corpus database from the mapped sessions (bench/real_corpus.py build), runs
 `nomos-forensics scan --format jsonl` on it through the CLI, and compares every card with the
@@ -189,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-build", action="store_true", help="use the database as it is (built before)")
     parser.add_argument("--data", type=Path, help="the mapped sessions (default: see real_corpus.py)")
     parser.add_argument("--cases", type=int, default=8, help="false positives/misses listed per rule")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="also write every labelled session's expected and reported values (one JSON object a line)")
     parser.add_argument("--by-family", action="store_true",
                         help="also one table per kind of source (interactive aider, unattended aider, agent runs)")
     args = parser.parse_args(argv)
@@ -211,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     counts = yaml.safe_load((real_corpus.LABELS / "raw_counts.yaml").read_text(encoding="utf-8")) or {}
     cards = scan(dsn)
     report(evaluate(cards, labels, counts, manifest), args.cases)
+    if args.json:
+        write_sessions(args.json, cards, labels, counts, manifest)
     if args.by_family:
         families: dict[str, dict[str, dict[str, Any]]] = {}
         source_of = {m["key"]: m["source"] for m in manifest}
@@ -222,6 +227,24 @@ def main(argv: list[str] | None = None) -> int:
             print(tabulate(result["rows"], headers=["rule", "expected", "TP", "FP", "FN", "precision", "recall"],
                            tablefmt="github"))
     return 0
+
+
+def write_sessions(path: Path, cards: dict[str, dict[str, Any]], labels: dict[str, dict[str, Any]],
+                   counts: dict[str, dict[str, int]], manifest: list[dict[str, Any]]) -> None:
+    """One line per labelled session: what the label says and what the card reported, per rule,
+    so two runs (before and after a rule change) can be compared session by session."""
+    with path.open("w", encoding="utf-8") as fh:
+        for m in manifest:
+            label, card = labels.get(m["key"]), cards.get(m["id"])
+            if label is None or card is None:
+                continue
+            rules = {rule: {"expected": rule in (label.get("flags") or {}), "reported": bool(_findings(card, rule))}
+                     for rule in TEXT_RULES}
+            rules.update({rule: {"expected": int((counts.get(m["key"]) or {}).get(field, 0)), "reported": _count(card, rule)}
+                          for rule, field in COUNT_RULES.items()})
+            fh.write(json.dumps({"key": m["key"], "session": m["id"], "source": m["source"],
+                                 "outcome": {"expected": label["outcome"], "reported": card.get("outcome")},
+                                 "rules": rules}, ensure_ascii=False) + "\n")
 
 
 def family(source: str) -> str:

@@ -190,9 +190,17 @@ def test_evaluation_prints_the_table(admin_dsn, tmp_path, throwaway_dbname, caps
         for path in source.glob("*.jsonl"):
             lines = path.read_text(encoding="utf-8").splitlines()
             (data / path.name).write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
-    argv = ["--dsn", admin_dsn, "--dbname", throwaway_dbname, "--data", str(data), "--cases", "2"]
+    per_session = tmp_path / "sessions.jsonl"
+    argv = ["--dsn", admin_dsn, "--dbname", throwaway_dbname, "--data", str(data), "--cases", "2",
+            "--json", str(per_session), "--by-family"]
     assert eval_real.main(argv) == 0
     out = capsys.readouterr().out
+    written = [json.loads(line) for line in per_session.read_text(encoding="utf-8").splitlines()]
+    labelled = re.search(r"^Real-transcript corpus: (\d+) labelled sessions", out, re.M)
+    assert labelled and len(written) == int(labelled.group(1))
+    for row in written:
+        assert set(row["rules"]) == set(eval_real.TEXT_RULES) | set(eval_real.COUNT_RULES)
+        assert row["outcome"]["expected"] in eval_real.OUTCOMES
     for rule in eval_real.TEXT_RULES + tuple(eval_real.COUNT_RULES):
         assert re.search(rf"^\| {rule} +\|", out, re.M), f"no row for {rule}:\n{out}"
     assert re.search(r"^Outcome: \d+/\d+ right", out, re.M)
