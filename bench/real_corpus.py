@@ -1,0 +1,585 @@
+"""The real-transcript corpus: public agent transcripts mapped into the Nomos schema (issue 12).
+
+    python bench/real_corpus.py extract [--mirror /work/.mirror]    # snapshots -> data/*.jsonl + manifest
+    python bench/real_corpus.py build --dsn ADMIN_DSN [--dbname nomos_forensics_real]   # one command
+    python bench/real_corpus.py show KEY [--full]                   # a session, for labelling
+    python bench/real_corpus.py raw-counts                          # fan-out/oversized from the raw files
+
+Each source of bench/realcorpus/sources.yaml (a repository, a commit, files, a format, a
+licence) is read from its git snapshot and mapped the way Nomos stores a chat: one assistant
+message per model response (text, tool_calls, reasoning), tool results as `tool` rows, text
+the client injects (system prompts, harness observations that are not tool results, the
+client's own output, slash commands) as `system` messages, API errors as assistant error
+cards (`{"error": ...}`). Every session keeps where it came from (repo, path, commit,
+licence) in the manifest. The mapped sessions (`data/<source>.jsonl`) are the only input of
+`build`; they are kept out of git (see bench/README.md, "Real transcripts").
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = ROOT / "bench" / "realcorpus"
+SOURCES = HERE / "sources.yaml"
+MANIFEST = HERE / "manifest.jsonl"
+LABELS = HERE / "labels"
+DATA_ENV = "NOMOS_REALCORPUS_DATA"
+NAMESPACE = uuid.UUID("5b0c8f1e-6a52-4d1e-9a51-7c1f2e0d4a10")  # session ids: uuid5(NAMESPACE, key)
+OVERSIZED_BYTES = 50 * 1024  # the runbook's ">50KB", as the rule reads it (max_kb KiB)
+FANOUT_CALLS = 30  # the runbook's ">30 tool calls per turn"
+
+
+def data_dirs() -> list[Path]:
+    """Where the mapped sessions may be, first match wins: $NOMOS_REALCORPUS_DATA, the work
+    tree's bench/realcorpus/data, the shared/ folder beside the repository (as CI lays it)."""
+    dirs = [Path(os.environ[DATA_ENV])] if os.environ.get(DATA_ENV) else []
+    return dirs + [HERE / "data", ROOT.parent / "shared" / "realcorpus" / "data"]
+
+
+def find_data_dir() -> Path | None:
+    for d in data_dirs():
+        if d.is_dir() and any(d.glob("*.jsonl")):
+            return d
+    return None
+
+
+def load_sources() -> list[dict[str, Any]]:
+    return yaml.safe_load(SOURCES.read_text(encoding="utf-8"))["sources"]
+
+
+def session_id(key: str) -> str:
+    return str(uuid.uuid5(NAMESPACE, key))
+
+
+# ----------------------------------------------------------------------------- git snapshots
+def _git(repo_dir: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo_dir), *args], check=True, capture_output=True).stdout
+
+
+def repo_dir(mirror: Path, repo: str) -> Path:
+    return mirror / repo.replace("/", "+") / "repo"
+
+
+def source_files(mirror: Path, source: dict[str, Any]) -> list[str]:
+    if source.get("files"):
+        return list(source["files"])
+    names = _git(repo_dir(mirror, source["repo"]), "ls-tree", "-r", "--name-only", source["commit"]).decode().splitlines()
+    return sorted(n for n in names if any(fnmatch.fnmatchcase(n, g) for g in source["globs"]))
+
+
+def read_file(mirror: Path, source: dict[str, Any], path: str) -> str | None:
+    """The file at the source's commit; None when the snapshot lacks its blob (files of 4 MiB and more)."""
+    try:
+        return _git(repo_dir(mirror, source["repo"]), "show", f"{source['commit']}:{path}").decode("utf-8", "replace")
+    except subprocess.CalledProcessError:
+        return None
+
+
+# ----------------------------------------------------------------------------- mini-swe-agent
+def _ts(value: Any) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+    except (TypeError, ValueError):
+        return None
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw  # the data model allows a JSON string; keep it as the model sent it
+    return raw
+
+
+def map_traj(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A mini-swe-agent .traj.json -> (session row, message rows)."""
+    traj = json.loads(text)
+    info = traj.get("info") or {}
+    model = ((info.get("config") or {}).get("model") or {}).get("model_name")
+    rows: list[dict[str, Any]] = []
+    seen_user = False
+    names: dict[str, str] = {}
+    clock: datetime | None = None
+    for m in traj.get("messages") or []:
+        role = m.get("role")
+        extra = m.get("extra") or {}
+        response = extra.get("response") or {}
+        stamp = _ts(response.get("created")) or _ts(extra.get("timestamp"))
+        clock = stamp if stamp and (clock is None or stamp >= clock) else (clock or stamp)
+        if role == "assistant":
+            calls = []
+            for call in m.get("tool_calls") or []:
+                fn = call.get("function") or {}
+                names[call.get("id")] = fn.get("name")
+                calls.append({"id": call.get("id"), "name": fn.get("name"), "arguments": _arguments(fn.get("arguments"))})
+            choice = (response.get("choices") or [{}])[0]
+            content: dict[str, Any] = {"text": m.get("content") or "", "tool_calls": calls,
+                                       "finish_reason": choice.get("finish_reason") or ("tool_calls" if calls else "stop")}
+            reasoning = (choice.get("message") or {}).get("reasoning_content")
+            if reasoning:
+                content["reasoning"] = reasoning
+            rows.append({"role": "assistant", "content": content})
+        elif role == "tool":
+            rows.append({"role": "tool", "content": {
+                "tool_call_id": m.get("tool_call_id"), "name": names.get(m.get("tool_call_id"), "bash"),
+                "output": m.get("content") or "", "is_error": bool(extra.get("exception_info"))}})
+        elif role == "user" and not seen_user:
+            seen_user = True
+            rows.append({"role": "user", "content": {"text": m.get("content") or ""}})
+        elif role == "exit" and isinstance(m.get("content"), str) and m["content"].startswith("litellm."):
+            # the run died on a failed completion: Nomos persists that as the turn's error card
+            rows.append({"role": "assistant", "content": {"text": "", "tool_calls": [], "finish_reason": "error",
+                                                          "error": m["content"]}})
+        else:  # system prompt, harness nudges (format errors, limits), the exit record
+            text = m.get("content") if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
+            label = "" if role == "system" else f"[{role}] "
+            rows.append({"role": "system", "content": {"text": label + (text or "")}})
+        rows[-1]["created_at"] = clock
+    start = next((r["created_at"] for r in rows if r["created_at"]), datetime(2026, 4, 1, tzinfo=timezone.utc))
+    _fill_clock(rows, start)
+    exit_status = info.get("exit_status")
+    session = {"title": traj.get("instance_id"), "goal": None, "model": model,
+               "status": "completed" if exit_status == "Submitted" else "failed",
+               "created_at": start, "extra": {"exit_status": exit_status}}
+    return session, rows
+
+
+def _fill_clock(rows: list[dict[str, Any]], start: datetime) -> None:
+    """Monotonic created_at: missing or backwards stamps become one second after the previous."""
+    previous = start
+    for r in rows:
+        t = r.get("created_at")
+        if t is None or t < previous:
+            t = previous + timedelta(seconds=1)
+        r["created_at"] = previous = t
+
+
+# ----------------------------------------------------------------------------- aider
+AIDER_START = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$", re.M)
+AIDER_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)")
+# what litellm/aider print when the completion failed (the turn produced no answer)
+AIDER_ERROR = re.compile(
+    r"litellm\.\w*(?:Error|Exception)|\b(?:RateLimitError|APIConnectionError|APIError|InternalServerError|"
+    r"ServiceUnavailableError|AuthenticationError|BadRequestError|Timeout)\b|has hit a token limit|"
+    r"exceeds? (?:the )?(?:model's )?context (?:window|length)|context window (?:is )?exceeded|"
+    r"The API provider|Retrying in \d|quota|credit balance", re.I)
+THINKING = re.compile(r"<(thinking-content-[0-9a-f]+|think|thinking|reasoning)>(.*?)</\1>\s*", re.S)
+CLIENT_PROMPT = re.compile(r"\(Y\)es/\(N\)o")  # the user answering one of aider's own questions
+UNCLOSED_THINKING = re.compile(r"^<(thinking-content-[0-9a-f]+|think|thinking)>(.*)$", re.S)
+
+
+def _aider_blocks(body: str) -> Iterator[tuple[str, list[str]]]:
+    """Consecutive lines of one kind: 'user' (#### ), 'client' (> ) or 'assistant' (the rest).
+
+    aider prefixes every line of what the user typed and of its own output, blank ones too,
+    so a bare blank line ends such a block."""
+    kind, lines = None, []
+    for line in body.split("\n"):
+        if line.rstrip() == "####" or line.startswith("#### "):
+            k, line = "user", line[4:].removeprefix(" ")
+        elif line.rstrip() == ">" or line.startswith("> "):  # not ">>>>>>> REPLACE" of an edit block
+            k, line = "client", line[1:].removeprefix(" ")
+        elif not line.strip() and kind == "assistant":
+            k = kind  # a blank line is part of a reply; aider ends a user or client block with one
+        else:
+            k = "assistant"
+        line = line.rstrip()  # aider ends lines with two spaces (markdown line breaks)
+        if k != kind and kind is not None:
+            yield kind, lines
+            lines = []
+        kind = k
+        lines.append(line)
+    if kind is not None:
+        yield kind, lines
+
+
+REFLECTION_START = ("## SearchReplaceNoExactMatch", "# The other ", "Don't re-send them", "Just reply with fixed versions")
+REFLECTION_END = re.compile(r"^(The SEARCH section must exactly match.*|# The other \d+ SEARCH/REPLACE blocks? (?:were|was) "
+                            r"applied successfully\.|Don't re-send them\..*|Just reply with fixed versions of the blocks? above that failed to match\.?)$", re.M)
+
+
+def _echoes_previous_reply(rows: list[dict[str, Any]], block: str) -> bool:
+    previous = next((r["content"].get("text") or "" for r in reversed(rows) if r["role"] == "assistant"), "")
+    head = block[:200].strip()
+    return len(head) >= 40 and head in previous
+
+
+def _split_reflection(block: str) -> tuple[str, str]:
+    """(aider's failed-edit reflection, the model's reply after it) of an assistant-looking block."""
+    if not block.startswith(REFLECTION_START):
+        return "", block
+    ends = list(REFLECTION_END.finditer(block))
+    if not ends:
+        return block, ""
+    cut = ends[-1].end()
+    return block[:cut].strip(), block[cut:].strip()
+
+
+def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[str, Any]]]]:
+    """An .aider.chat.history.md -> one (start, session row, message rows) per `aider chat started`."""
+    starts = list(AIDER_START.finditer(text))
+    for i, match in enumerate(starts):
+        body = text[match.end(): starts[i + 1].start() if i + 1 < len(starts) else len(text)]
+        start = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+        model = None
+        rows: list[dict[str, Any]] = []
+        after_command = False  # since the last slash command, nothing was sent to the model
+        for kind, lines in _aider_blocks(body):
+            block = "\n".join(lines).strip()
+            if not block:
+                continue
+            if kind == "user":
+                after_command = block.startswith("/")
+                # a slash command is the client's (aider echoes what "/ask X" sends on as a line "X")
+                if CLIENT_PROMPT.search(block) or block.startswith("/"):
+                    rows.append({"role": "system", "content": {"text": block}})  # a client command
+                elif _echoes_previous_reply(rows, block):  # architect mode hands its answer to the editor model
+                    rows.append({"role": "system", "content": {"text": block}})
+                else:
+                    rows.append({"role": "user", "content": {"text": block}})
+            elif kind == "client":
+                errors = [ln for ln in lines if AIDER_ERROR.search(ln)]
+                if model is None:
+                    model = next((m.group(1) for ln in lines if (m := AIDER_MODEL.match(ln))), None)
+                if errors and any(r["role"] == "user" for r in rows):  # the pending completion failed
+                    rows.append({"role": "assistant", "content": {
+                        "text": "", "tool_calls": [], "finish_reason": "error", "error": "\n".join(errors).strip()}})
+                    rest = "\n".join(ln for ln in lines if ln not in errors).strip()
+                    if rest:
+                        rows.append({"role": "system", "content": {"text": rest}})
+                else:
+                    rows.append({"role": "system", "content": {"text": block}})
+            else:
+                if after_command or not any(r["role"] == "user" for r in rows):
+                    # the output of a client command (/map, /help, ...), or the rest of the command
+                    # line (aider --message "..."): the model has not been asked anything
+                    rows.append({"role": "system", "content": {"text": block}})
+                    continue
+                reflection, block = _split_reflection(block)
+                if reflection:  # aider's own message back to the model after a failed edit
+                    rows.append({"role": "system", "content": {"text": reflection}})
+                if not block:
+                    continue
+                reasoning = "\n".join(m.group(2).strip() for m in THINKING.finditer(block))
+                answer = THINKING.sub("", block).strip()
+                if unclosed := UNCLOSED_THINKING.match(answer):  # interrupted while still reasoning
+                    reasoning = "\n".join(filter(None, [reasoning, unclosed.group(2).strip()]))
+                    answer = ""
+                content: dict[str, Any] = {"text": answer, "tool_calls": [], "finish_reason": "stop"}
+                if reasoning:
+                    content["reasoning"] = reasoning
+                rows.append({"role": "assistant", "content": content})
+        for n, r in enumerate(rows):
+            r["created_at"] = start + timedelta(seconds=5 * (n + 1))
+        first_user = next((r["content"]["text"] for r in rows if r["role"] == "user"), "")
+        title = next((line.strip() for line in first_user.split("\n") if line.strip()), "")
+        session = {"title": title[:80] or None, "goal": None, "model": model,
+                   "status": None, "created_at": start, "extra": {}}
+        yield start, session, rows
+
+
+# ----------------------------------------------------------------------------- extract
+def extract(mirror: Path, out: Path) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = []
+    seen: dict[str, str] = {}
+    for source in load_sources():
+        sessions = []
+        for path in source_files(mirror, source):
+            text = read_file(mirror, source, path)
+            if text is None:
+                print(f"  skipped {path}: not in the snapshot (too large to be copied)")
+                continue
+            if source["format"] == "mini-swe-agent-traj":
+                run = path.split("/")[1]
+                key = f"{source['name']}:{run}/{Path(path).name.removesuffix('.traj.json')}"
+                session, rows = map_traj(text)
+                sessions.append((key, path, 0, session, rows))
+            elif source["format"] == "aider-history":
+                for n, (_start, session, rows) in enumerate(map_aider(text)):
+                    if not any(r["role"] in ("user", "assistant") for r in rows):
+                        continue  # aider started and exited: nothing was said
+                    sessions.append((f"{source['name']}:{n:03d}", path, n, session, rows))
+            else:
+                raise SystemExit(f"unknown format {source['format']!r} in {SOURCES}")
+        kept = []
+        for item in sessions:  # the same run committed twice under two names is one session
+            fingerprint = json.dumps(item[4], ensure_ascii=False, default=_iso, sort_keys=True)
+            if fingerprint in seen:
+                print(f"  skipped {item[0]}: the same messages as {seen[fingerprint]}")
+                continue
+            seen[fingerprint] = item[0]
+            kept.append(item)
+        sessions = kept
+        with (out / f"{source['name']}.jsonl").open("w", encoding="utf-8") as fh:
+            for key, path, index, session, rows in sessions:
+                provenance = {"source": source["name"], "repo": source["repo"], "path": path,
+                              "commit": source["commit"], "licence": source["licence"], "index": index}
+                record = {"key": key, "id": session_id(key), "provenance": provenance,
+                          "session": _no_nul(session), "messages": _no_nul(rows)}
+                fh.write(json.dumps(record, ensure_ascii=False, default=_iso) + "\n")
+                manifest.append({"key": key, "id": session_id(key), **provenance,
+                                 "language": source.get("language"), "messages": len(rows)})
+        print(f"{source['name']:20} {len(sessions):4} sessions  ({source['repo']} @ {source['commit'][:10]})")
+    MANIFEST.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in manifest), encoding="utf-8")
+    print(f"{len(manifest)} sessions -> {out}, provenance -> {MANIFEST.relative_to(ROOT)}")
+    return 0
+
+
+SECRET = re.compile(r"\b(?:AIza[0-9A-Za-z_-]{35}|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{36,}|"
+                    r"xox[abp]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})")
+
+
+def _no_nul(value: Any) -> Any:
+    """jsonb cannot hold U+0000 (tool output sometimes has it): store U+FFFD instead. API keys
+    that users pasted into public histories are replaced by a placeholder."""
+    if isinstance(value, str):
+        return SECRET.sub("[REDACTED-KEY]", value.replace("\x00", "\ufffd"))
+    if isinstance(value, dict):
+        return {k: _no_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nul(v) for v in value]
+    return value
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(type(value))
+
+
+def iter_records(data: Path) -> Iterator[dict[str, Any]]:
+    for path in sorted(data.glob("*.jsonl")):
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def load_manifest() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in MANIFEST.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# ----------------------------------------------------------------------------- build
+def build(admin_dsn: str, dbname: str, data: Path) -> str:
+    """(Re)create `dbname` with the Nomos schema and load every mapped session; returns its conninfo."""
+    import psycopg
+    import psycopg.conninfo
+    from psycopg import sql
+    from psycopg.types.json import Jsonb
+
+    from nomos_forensics import devdb
+
+    if not re.fullmatch(r"nomos_forensics\w*", dbname):
+        raise SystemExit(f"refusing to (re)create {dbname!r}: the name must start with nomos_forensics")
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(dbname)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
+    dsn = psycopg.conninfo.make_conninfo(admin_dsn, dbname=dbname)
+    devdb.apply_migrations(dsn)
+    load_into(dsn, data, Jsonb)
+    return dsn
+
+
+def load_into(dsn: str, data: Path, jsonb=None) -> int:
+    """Insert every mapped session into a database that has the Nomos schema; returns the count."""
+    import psycopg
+
+    if jsonb is None:
+        from psycopg.types.json import Jsonb as jsonb
+    n = 0
+    with psycopg.connect(dsn) as conn, conn.cursor() as cur:
+        for record in iter_records(data):
+            s = record["session"]
+            cur.execute("INSERT INTO sessions (id, title, status, goal, model, created_at, updated_at) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        (record["id"], s["title"], s["status"], s["goal"], s["model"], s["created_at"],
+                         record["messages"][-1]["created_at"] if record["messages"] else s["created_at"]))
+            with cur.copy("COPY messages (session_id, role, content, created_at) FROM STDIN") as copy:
+                for m in record["messages"]:
+                    copy.write_row((record["id"], m["role"], jsonb(m["content"]), m["created_at"]))
+            n += 1
+        conn.commit()
+    return n
+
+
+# ----------------------------------------------------------------------------- labelling view
+CAPABILITY_WORDS = re.compile(r"[^.!?\n]*\b(?:cannot|can't|can ?not|unable|not able|don't have|do not have|no access|"
+                              r"permission|internet|network|offline|manually|not installed|not available|"
+                              r"isn't available|sorry|unfortunately|impossible|not possible|I apologi[sz]e)\b[^.!?\n]*[.!?]?", re.I)
+
+
+def digest(record: dict[str, Any]) -> None:
+    """A long agent run in a page, for labellers: every reply without a tool call, every
+    sentence with a capability or apology word in it, every harness message, the last four
+    messages in full. Replies that only narrate the next tool call are counted, not shown."""
+    rows = record["messages"]
+    s = record["session"]
+    calls = sum(len(m["content"].get("tool_calls") or []) for m in rows if m["role"] == "assistant")
+    print(f"{record['key']}  status={s['status']}  model={s['model']}  {s['extra']}  msgs={len(rows)}  calls={calls}")
+    for n, m in enumerate(rows[:-4]):
+        c = m["content"]
+        if m["role"] == "assistant":
+            text = (c.get("text") or "").strip()
+            mark = "" if c.get("tool_calls") else "  [NO TOOL CALL]"
+            if c.get("error"):
+                mark += f"  [ERROR CARD {c['error'][:100]}]"
+            if not text:
+                if mark:  # no text and no tool call: a blank reply (or an error card)
+                    print(f"{n:4} assi <no text>{' [reasoning]' if c.get('reasoning') else ''}{mark}")
+                continue
+            hits = [h.strip() for h in CAPABILITY_WORDS.findall(text)]
+            if hits or mark:
+                print(f"{n:4} assi {text[:90]!r}{mark}" + "".join(f"\n        ~ {h[:200]}" for h in hits[:4]))
+        elif m["role"] in ("system", "user") and n > 1:
+            print(f"{n:4} {m['role'][:4]} {(c.get('text') or '')[:150]!r}")
+    for n, m in list(enumerate(rows))[-4:]:
+        c = m["content"]
+        if m["role"] == "assistant":
+            text = (c.get("text") or "") + (f" CALLS {[t['arguments'] for t in c['tool_calls']]}" if c.get("tool_calls") else "")
+        elif m["role"] == "tool":
+            text = str(c.get("output"))
+        else:
+            text = c.get("text") or ""
+        print(f"{n:4} {m['role'][:4]} END {text[:500]!r}")
+
+
+def show(key: str, full: bool, data: Path, as_digest: bool = False) -> int:
+    """Print one mapped session compactly for a labeller (no rule runs here)."""
+    for record in iter_records(data):
+        if record["key"] != key:
+            continue
+        if as_digest:
+            digest(record)
+            return 0
+        s = record["session"]
+        print(f"{key}  id={record['id'][:8]}  status={s['status']}  model={s['model']}  {s['extra']}")
+        print(f"title: {s['title']}")
+        width = None if full else int(os.environ.get("SHOW_WIDTH", "300"))
+        for n, m in enumerate(record["messages"]):
+            c = m["content"]
+            if m["role"] == "assistant":
+                calls = ", ".join(f"{t['name']}({json.dumps(t['arguments'], ensure_ascii=False)[:80]})" for t in c["tool_calls"])
+                bits = [c.get("text") or ""]
+                if c.get("error"):
+                    bits.append(f"ERROR CARD: {c['error']}")
+                if c.get("reasoning"):
+                    bits.append(f"[reasoning {len(c['reasoning'])} chars]")
+                if calls:
+                    bits.append(f"CALLS: {calls}")
+                text = " | ".join(b for b in bits if b)
+            elif m["role"] == "tool":
+                text = f"{c['name']} -> {str(c['output'])}"
+            else:
+                text = c.get("text") or ""
+            text = text.replace("\n", " ⏎ ")
+            print(f"{n:4} {m['role'][:4]:4} {text[:width] if width else text}")
+        return 0
+    print(f"no session {key!r} in {data}", file=sys.stderr)
+    return 2
+
+
+# ----------------------------------------------------------------------------- raw counts
+def raw_counts(mirror: Path) -> dict[str, dict[str, int]]:
+    """tool-fanout and oversized-message expectations straight from the raw source files.
+
+    Independent of the mapping above and of the rules: a trajectory's turns are counted from
+    the raw JSON (a turn starts at a message of role "user" whose text is a person's request:
+    in mini-swe-agent only the first one is; later "user" rows are harness observations), and
+    a message is oversized when the raw payload it becomes (text, tool output, error) is over
+    50 KiB of UTF-8. Aider histories have no tool calls; their sizes are per markdown block.
+    """
+    out: dict[str, dict[str, int]] = {}
+    for source in load_sources():
+        for path in source_files(mirror, source):
+            text = read_file(mirror, source, path)
+            if text is None:
+                continue
+            if source["format"] == "mini-swe-agent-traj":
+                traj = json.loads(text)
+                key = f"{source['name']}:{path.split('/')[1]}/{Path(path).name.removesuffix('.traj.json')}"
+                calls = sum(len(m.get("tool_calls") or []) for m in traj["messages"] if m.get("role") == "assistant")
+                big = sum(1 for m in traj["messages"]
+                          if len(json.dumps(m.get("content"), ensure_ascii=False).encode()) > OVERSIZED_BYTES)
+                out[key] = {"fanout_turns": int(calls > FANOUT_CALLS), "max_calls_in_turn": calls, "oversized": big}
+            else:
+                starts = list(AIDER_START.finditer(text))
+                for n, match in enumerate(starts):
+                    body = text[match.end(): starts[n + 1].start() if n + 1 < len(starts) else len(text)]
+                    # one block = a run of lines of one kind, as aider writes them
+                    sizes, current, kind = [], 0, None
+                    for line in body.split("\n"):
+                        k = ("u" if line.rstrip() == "####" or line.startswith("#### ") else
+                             "c" if line.rstrip() == ">" or line.startswith("> ") else  # not ">>>>>>> REPLACE"
+                             "a" if line.strip() else kind)
+                        if k != kind:
+                            sizes.append(current)
+                            current = 0
+                        kind = k
+                        current += len(line.encode()) + 1
+                    sizes.append(current)
+                    out[f"{source['name']}:{n:03d}"] = {"fanout_turns": 0, "max_calls_in_turn": 0,
+                                                       "oversized": sum(1 for b in sizes if b > OVERSIZED_BYTES)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("extract", help="map the sources' snapshots into data/*.jsonl and write the manifest")
+    p.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
+    p.add_argument("--out", type=Path, default=HERE / "data")
+    p = sub.add_parser("build", help="(re)create a database and load the corpus into it")
+    p.add_argument("--dsn", required=True, help="an admin connection (the database is created on its server)")
+    p.add_argument("--dbname", default="nomos_forensics_real")
+    p.add_argument("--data", type=Path)
+    p = sub.add_parser("show", help="print one session for labelling")
+    p.add_argument("key")
+    p.add_argument("--full", action="store_true")
+    p.add_argument("--digest", action="store_true", help="a long agent run in a page")
+    p.add_argument("--data", type=Path)
+    p = sub.add_parser("raw-counts", help="write labels/raw_counts.yaml from the raw source files")
+    p.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
+    args = parser.parse_args(argv)
+    if args.command == "extract":
+        return extract(args.mirror, args.out)
+    if args.command == "raw-counts":
+        counts = raw_counts(args.mirror)
+        keys = {m["key"] for m in load_manifest()}
+        kept = {k: v for k, v in sorted(counts.items()) if k in keys}
+        header = ("# Expected tool-fanout / oversized-message per session, computed by `real_corpus.py raw-counts`\n"
+                  "# from the raw source files (not from the mapped sessions, not by the rules).\n")
+        (LABELS / "raw_counts.yaml").write_text(header + yaml.safe_dump(kept, sort_keys=True), encoding="utf-8")
+        print(f"{len(kept)} sessions: {sum(v['fanout_turns'] for v in kept.values())} fan-out turns, "
+              f"{sum(v['oversized'] for v in kept.values())} oversized messages")
+        return 0
+    data = args.data or find_data_dir()
+    if data is None:
+        print(f"no mapped sessions found (looked in {', '.join(map(str, data_dirs()))}); "
+              "run `real_corpus.py extract` or set $" + DATA_ENV, file=sys.stderr)
+        return 2
+    if args.command == "build":
+        dsn = build(args.dsn, args.dbname, data)
+        print(f"loaded {sum(1 for _ in iter_records(data))} sessions into {args.dbname}")
+        print(dsn)
+        return 0
+    return show(args.key, args.full, data, args.digest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

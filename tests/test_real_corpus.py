@@ -1,0 +1,208 @@
+"""The real-transcript corpus (bench/real_corpus.py, bench/eval_real.py): the mappers, the
+label files, and the one-command build + evaluation against a real Postgres."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import uuid
+from pathlib import Path
+
+import psycopg
+import psycopg.conninfo
+import pytest
+import yaml
+
+from nomos_forensics import devdb
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+import eval_real  # noqa: E402
+import real_corpus  # noqa: E402
+
+AIDER_HISTORY = """
+# aider chat started at 2026-04-22 22:40:12
+
+> Aider v0.86.2
+> Model: lm_studio/qwen with whole edit format
+
+#### hola, revisa el archivo app.py  
+#### y dime qué falla  
+
+<thinking-content-abc123>
+The user asks in Spanish.
+</thinking-content-abc123>
+
+El problema está en la línea 3.
+
+app.py
+```python
+<<<<<<< SEARCH
+x = 1
+=======
+x = 2
+>>>>>>> REPLACE
+```
+
+> Tokens: 1.8k sent, 653 received.
+> Applied edit to app.py
+
+#### /add utils.py  
+> Added utils.py to the chat
+
+#### Add file to the chat? (Y)es/(N)o [Yes]: y  
+
+#### ¿y ahora?  
+> litellm.RateLimitError: AnthropicException - rate_limit_error
+> ^C KeyboardInterrupt
+
+# aider chat started at 2026-04-22 23:00:00
+
+> Aider v0.86.2
+
+#### /exit  
+"""
+
+TRAJ = {
+    "instance_id": "demo__demo-1",
+    "info": {"exit_status": "Submitted", "config": {"model": {"model_name": "deepseek/deepseek-chat"}}},
+    "messages": [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "<pr_description>fix it</pr_description>"},
+        {"role": "assistant", "content": "Let me look.", "tool_calls": [
+            {"id": "c1", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}],
+         "extra": {"response": {"created": 1775795497, "choices": [{"finish_reason": "tool_calls", "message": {}}]}}},
+        {"role": "tool", "tool_call_id": "c1", "content": "<returncode>0</returncode>", "extra": {"timestamp": 1775795498}},
+        {"role": "user", "content": "Tool call error: missing command"},
+        {"role": "exit", "content": "diff --git a/x b/x"},
+    ],
+}
+
+
+def test_aider_history_maps_to_nomos_rows():
+    sessions = list(real_corpus.map_aider(AIDER_HISTORY))
+    assert len(sessions) == 2
+    _start, session, rows = sessions[0]
+    assert session["model"] == "lm_studio/qwen" and session["title"] == "hola, revisa el archivo app.py"
+    roles = [r["role"] for r in rows]
+    assert roles == ["system", "user", "assistant", "system", "system", "system", "system", "user", "assistant", "system"]
+    assert rows[1]["content"]["text"] == "hola, revisa el archivo app.py\ny dime qué falla"
+    answer = rows[2]["content"]
+    assert answer["reasoning"] == "The user asks in Spanish."
+    assert answer["text"].startswith("El problema") and answer["text"].rstrip().endswith(">>>>>>> REPLACE\n```")
+    assert rows[4]["content"]["text"] == "/add utils.py"  # a client command, not the user's prose
+    assert "(Y)es/(N)o" in rows[6]["content"]["text"]  # answering aider's own question
+    assert rows[8]["content"]["error"].startswith("litellm.RateLimitError")  # the failed completion
+    assert rows[8]["content"]["text"] == "" and rows[8]["content"]["tool_calls"] == []
+    times = [r["created_at"] for r in rows]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    assert [r["role"] for r in sessions[1][2]] == ["system", "system"]  # nothing said: extract skips it
+
+
+def test_trajectory_maps_to_nomos_rows():
+    session, rows = real_corpus.map_traj(json.dumps(TRAJ))
+    assert session["status"] == "completed" and session["title"] == "demo__demo-1"
+    assert [r["role"] for r in rows] == ["system", "user", "assistant", "tool", "system", "system"]
+    call = rows[2]["content"]["tool_calls"][0]
+    assert call == {"id": "c1", "name": "bash", "arguments": {"command": "ls"}}
+    assert rows[3]["content"]["tool_call_id"] == "c1" and rows[3]["content"]["name"] == "bash"
+    assert rows[4]["content"]["text"].startswith("[user] Tool call error")  # harness text, not the user
+    died = dict(TRAJ, info={"exit_status": "Timeout"},
+                messages=TRAJ["messages"][:4] + [{"role": "exit", "content": "litellm.Timeout: timed out"}])
+    session, rows = real_corpus.map_traj(json.dumps(died))
+    assert session["status"] == "failed"
+    assert rows[-1]["role"] == "assistant" and rows[-1]["content"]["error"] == "litellm.Timeout: timed out"
+
+
+def test_manifest_records_provenance():
+    manifest = real_corpus.load_manifest()
+    keys = [m["key"] for m in manifest]
+    assert len(keys) == len(set(keys)) and manifest
+    reserved = {"xiaomoziyi/session-logs", "durban-designer/vsla", "sierra-research/tau-bench"}
+    for m in manifest:
+        assert m["id"] == str(uuid.uuid5(real_corpus.NAMESPACE, m["key"]))
+        assert re.fullmatch(r"[0-9a-f]{40}", m["commit"]) and m["repo"] and m["path"] and m["licence"]
+        assert m["repo"].lower() not in reserved
+    sources = {s["name"] for s in real_corpus.load_sources()}
+    assert {m["source"] for m in manifest} <= sources
+
+
+def test_label_files_are_well_formed_and_reference_sessions():
+    manifest_keys = {m["key"] for m in real_corpus.load_manifest()}
+    labels = eval_real.load_labels()
+    assert len(labels) >= 100
+    assert eval_real.check_labels(labels, manifest_keys) == []
+    counts = yaml.safe_load((real_corpus.LABELS / "raw_counts.yaml").read_text(encoding="utf-8"))
+    assert set(counts) == manifest_keys
+    for value in counts.values():
+        assert set(value) == {"fanout_turns", "max_calls_in_turn", "oversized"}
+        assert value["fanout_turns"] == int(value["max_calls_in_turn"] > real_corpus.FANOUT_CALLS)
+
+
+def test_check_labels_reports_every_kind_of_mistake():
+    bad = {"nope:1": {"outcome": "won", "flags": {"cant-run": "", "made-up": "x"}}}
+    problems = eval_real.check_labels(bad, set())
+    assert len(problems) == 5, problems  # unknown session, outcome, no reason, empty flag reason, unknown rule
+
+
+def _synthetic_data(tmp_path: Path) -> Path:
+    """Mapped sessions from the texts above, for when the real ones are not on this machine."""
+    data = tmp_path / "data"
+    data.mkdir()
+    with (data / "synthetic.jsonl").open("w", encoding="utf-8") as fh:
+        _start, session, rows = next(real_corpus.map_aider(AIDER_HISTORY))
+        traj_session, traj_rows = real_corpus.map_traj(json.dumps(TRAJ))
+        for key, s, r in (("synthetic:aider", session, rows), ("synthetic:traj", traj_session, traj_rows)):
+            record = {"key": key, "id": real_corpus.session_id(key), "provenance": {}, "session": s, "messages": r}
+            fh.write(json.dumps(record, ensure_ascii=False, default=real_corpus._iso) + "\n")
+    return data
+
+
+@pytest.fixture
+def throwaway_dbname(admin_dsn):
+    name = f"nomos_forensics_real_{uuid.uuid4().hex[:8]}"
+    yield name
+    devdb.drop_database(admin_dsn, psycopg.conninfo.make_conninfo(admin_dsn, dbname=name))
+
+
+def test_build_loads_every_session(admin_dsn, tmp_path, throwaway_dbname):
+    data = real_corpus.find_data_dir() or _synthetic_data(tmp_path)
+    dsn = real_corpus.build(admin_dsn, throwaway_dbname, data)
+    records = list(real_corpus.iter_records(data))
+    with psycopg.connect(dsn) as conn:
+        ids = {str(r[0]) for r in conn.execute("SELECT id FROM sessions")}
+        per_session = dict(conn.execute("SELECT session_id::text, count(*) FROM messages GROUP BY 1").fetchall())
+        roles = {r[0] for r in conn.execute("SELECT DISTINCT role FROM messages")}
+    assert ids == {r["id"] for r in records}
+    assert per_session == {r["id"]: len(r["messages"]) for r in records if r["messages"]}
+    assert roles == {"user", "assistant", "tool", "system"}
+
+
+def test_evaluation_prints_the_table(admin_dsn, tmp_path, throwaway_dbname, capsys):
+    """On the first three sessions of every source (the whole corpus takes too long for a test)."""
+    source = real_corpus.find_data_dir()
+    if source is None:
+        data = _synthetic_data(tmp_path)
+    else:
+        data = tmp_path / "subset"
+        data.mkdir()
+        for path in source.glob("*.jsonl"):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            (data / path.name).write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
+    per_session = tmp_path / "sessions.jsonl"
+    argv = ["--dsn", admin_dsn, "--dbname", throwaway_dbname, "--data", str(data), "--cases", "2",
+            "--json", str(per_session), "--by-family"]
+    assert eval_real.main(argv) == 0
+    out = capsys.readouterr().out
+    written = [json.loads(line) for line in per_session.read_text(encoding="utf-8").splitlines()]
+    labelled = re.search(r"^Real-transcript corpus: (\d+) labelled sessions", out, re.M)
+    assert labelled and len(written) == int(labelled.group(1))
+    for row in written:
+        assert set(row["rules"]) == set(eval_real.TEXT_RULES) | set(eval_real.COUNT_RULES)
+        assert row["outcome"]["expected"] in eval_real.OUTCOMES
+    for rule in eval_real.TEXT_RULES + tuple(eval_real.COUNT_RULES):
+        assert re.search(rf"^\| {rule} +\|", out, re.M), f"no row for {rule}:\n{out}"
+    assert re.search(r"^Outcome: \d+/\d+ right", out, re.M)
+    if source is not None:
+        assert re.search(r"^Real-transcript corpus: [1-9]\d* labelled sessions", out, re.M)
