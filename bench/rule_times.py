@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-import nomos_forensics.scan as scan_mod  # noqa: E402
+import nomos_forensics.scan.stream as scan_mod  # noqa: E402  (stream_sessions calls review from there)
 from nomos_forensics import plugins  # noqa: E402
 from nomos_forensics.card import Stats, decide_outcome, objective_of  # noqa: E402
 from nomos_forensics.config import Config  # noqa: E402
