@@ -50,6 +50,7 @@ _LEADING_NO = re.compile(lexicon.pattern(_PHRASES, "leading_no", _MACROS))
 _POLITE_NO = re.compile(lexicon.pattern(_PHRASES, "polite_no", _MACROS))
 _AFFIRMATION = re.compile(lexicon.pattern(_PHRASES, "affirmation", _MACROS))
 _CONFIRMATION_REQUEST = re.compile(lexicon.pattern(_PHRASES, "confirmation_request", _MACROS))
+_COMMAND_LINE = re.compile(lexicon.pattern(_PHRASES, "command_line", _MACROS))
 
 # ---------------------------------------------------------------- repeats
 _SPACELESS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -150,9 +151,12 @@ class UserFrustration(Rule):
 
     Detects: user messages, after the agent has replied at least once, that (a) contain a
     correction or rebuke, in English, German, French, Spanish, Portuguese, Italian, Dutch,
-    Russian, Polish, Turkish, Chinese, Japanese or Korean ("no, I said…", "that's not what I
-    asked", "I already told you", "again:", "that's wrong", "stop!", "why did you…", "you
-    didn't…", "still not working", "for the third time"…); (b) nudge the agent after a
+    Russian, Polish, Turkish, Indonesian, Chinese, Japanese or Korean ("no, I said…", "that's
+    not what I asked", "I already told you", "again:", "that's wrong", "stop!", "why did you…",
+    "you didn't…", "still not working", "there are still errors", "j'ai toujours cette erreur",
+    "you're going in circles", "ты зациклился", "edit only X, not Y", "where did you put it?",
+    "that's not my email", "there's an error in your last patch", a terse "fix the errors",
+    "for the third time"…); (b) nudge the agent after a
     missing answer ("?", "you there?", "the reply is blank") or ask it to try again (not a
     conditional "if it fails, try again"); (c) push back on a refusal ("you do have the run
     tool", "just run it"), only right after the assistant said it cannot do something; or
@@ -165,6 +169,10 @@ class UserFrustration(Rule):
     it, or gives the same answer to a different question. A leading "no" is a correction only
     when the assistant had not asked a question. Code blocks and quoted lines are ignored;
     the first user message never counts. One finding per session, quoting each such message.
+    Not flagged: a new request or follow-up question; the user describing their own state
+    ("while I still don't have my user ID, …"); a fix request that names where to work ("fix
+    the bug in login.py where…" is a task, not a complaint); a command line for the client
+    retyped after errors ("aider --model x" twice).
     Root cause: the agent misunderstood or ignored the request, acted on the wrong target,
     refused something it can do, claimed success that did not hold, returned nothing, or
     asked for what the user had already said; the user spent turns steering it instead of
@@ -194,7 +202,7 @@ class UserFrustration(Rule):
                 continue
             text = normalise(message.text)
             tokens = content_tokens(text)
-            is_request = substantive(text, tokens)
+            is_request = substantive(text, tokens) and not _COMMAND_LINE.match(text)
             reply = normalise(assistant_text) if assistant_text is not None else None  # once per reply
             asked = _asks(reply)
             if seen_assistant and text:
