@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import psycopg
 import psycopg.conninfo
 import psycopg.errors
+from psycopg.rows import dict_row
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
@@ -206,17 +207,27 @@ class Database:
                 raise
 
     def rule_query(self, conn: sa.Connection) -> Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]:
-        """The query helper handed to rules: one statement, bound parameters, inside a savepoint.
+        """The query helper handed to rules: exactly one query, bound parameters, in a savepoint.
 
-        A subtransaction cannot switch to read-write, a failed statement rolls back only its
-        savepoint, and a statement that turned read-only off for later transactions is undone
-        and reported as an error.
+        The server, not a parser of ours, enforces "one query": the rule's SQL is sent as the
+        body of a subquery through the extended protocol (a prepared statement), which the
+        server refuses to split into several statements, and in which anything but a query
+        (COMMIT, BEGIN, SET, UPDATE, DDL) is a syntax error. A subtransaction cannot switch to
+        read-write, a failed statement rolls back only its savepoint, and a function call
+        that turned read-only off for later transactions is undone and reported as an error.
         """
 
         def run(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+            compiled = sa.text(_RULE_QUERY.format(sql=sql.rstrip().rstrip(";"))).compile(dialect=conn.dialect)
+            given = dict(params or {})
+            missing = sorted(name for name in compiled.params if name not in given)
+            if missing:
+                raise ValueError(f"ctx.query: no value for {', '.join(':' + m for m in missing)}")
             savepoint = conn.begin_nested()
             try:
-                rows = [dict(r._mapping) for r in conn.execute(sa.text(sql), dict(params or {}))]
+                with conn.connection.dbapi_connection.cursor(row_factory=dict_row) as cursor:
+                    cursor.execute(str(compiled), {k: given[k] for k in compiled.params}, prepare=True)
+                    rows = cursor.fetchall()
                 guard = conn.execute(sa.text(_READ_ONLY_GUARD)).one()
                 if guard.tx != "on" or guard.dflt != "on":
                     raise ReadOnlyViolation(
@@ -225,6 +236,11 @@ class Database:
             except BaseException as error:
                 if savepoint.is_active:
                     savepoint.rollback()
+                if isinstance(error, psycopg.errors.SyntaxError):
+                    raise RuleQueryRefused(
+                        "ctx.query runs exactly one query statement (SELECT, WITH, VALUES or TABLE);"
+                        f" the server refused this one: {_first_line(error)}"
+                    ) from None
                 if isinstance(error, sa_exc.DBAPIError) and error.orig is not None:
                     raise error.orig from None  # rule authors see the server's own error
                 raise
@@ -259,6 +275,15 @@ _READ_ONLY_GUARD = (
 
 class ReadOnlyViolation(RuntimeError):
     """A rule's statement tried to leave read-only mode."""
+
+
+class RuleQueryRefused(ValueError):
+    """A rule's SQL was not exactly one query statement."""
+
+
+# A rule's SQL runs as the body of a subquery: only a query can stand there. On its own lines,
+# so that a trailing `-- comment` in the rule's SQL cannot swallow the closing parenthesis.
+_RULE_QUERY = "SELECT * FROM (\n{sql}\n) AS rule_query"
 
 
 def translate_error(error: BaseException, purpose: str, settings: ConnectionSettings) -> ForensicsError:
