@@ -89,6 +89,7 @@ class Card:
     findings: list[Finding] = field(default_factory=list)
     errors: list[RuleError] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)  # rules not run, with the reason
+    notes: list[str] = field(default_factory=list)  # rows read only in part (e.g. unreadable JSON)
 
     @property
     def severity(self) -> Severity:
@@ -130,6 +131,7 @@ class Card:
             "fixes": self.fixes,
             "errors": [e.to_json() for e in self.errors],
             "skipped_rules": self.skipped,
+            "notes": self.notes,
         }
 
 

@@ -20,8 +20,11 @@ from typing import Any, TypeVar
 import psycopg
 import psycopg.conninfo
 import psycopg.errors
-from psycopg.rows import dict_row
 import sqlalchemy as sa
+from psycopg.adapt import Loader
+from psycopg.pq import Format
+from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
 from sqlalchemy import exc as sa_exc
 
 from .errors import (
@@ -32,12 +35,14 @@ from .errors import (
     QueryTimeout,
     SchemaMismatch,
 )
+from .model import lenient_json_loads
 
 DSN_ENV = "NOMOS_FORENSICS_DSN"
 APPLICATION_NAME = "nomos-forensics"
 DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 DEFAULT_LOCK_TIMEOUT_S = 2.0
 STANDBY_CONFLICT_RETRIES = 3
+DEFAULT_CONNECT_TIMEOUT_S = 10
 
 T = TypeVar("T")
 
@@ -84,6 +89,16 @@ class ConnectionSettings:
         )
 
     @property
+    def connect_timeout_s(self) -> int:
+        """The DSN's connect_timeout (or $PGCONNECT_TIMEOUT), else 10 s."""
+        try:
+            value = psycopg.conninfo.conninfo_to_dict(self.conninfo).get("connect_timeout")
+            seconds = int(str(value or os.environ.get("PGCONNECT_TIMEOUT") or DEFAULT_CONNECT_TIMEOUT_S))
+        except (psycopg.Error, ValueError):
+            return DEFAULT_CONNECT_TIMEOUT_S
+        return seconds if seconds > 0 else DEFAULT_CONNECT_TIMEOUT_S
+
+    @property
     def secrets(self) -> tuple[str, ...]:
         try:
             password = psycopg.conninfo.conninfo_to_dict(self.conninfo).get("password")
@@ -125,6 +140,33 @@ class ConnectionSettings:
         )
 
 
+def lenient_loaders(conn: psycopg.Connection) -> None:
+    """Loaders that never fail a whole query for one odd value: JSON nested deeper than Python
+    parses becomes an UnreadableJSON, and timestamps Python cannot hold ('infinity',
+    '-infinity', BC dates, years after 9999) become None (unknown)."""
+    set_json_loads(lenient_json_loads, conn)
+    for name in ("timestamptz", "timestamp", "date"):
+        oid = psycopg.postgres.types[name].oid
+        conn.adapters.register_loader(oid, _lenient(psycopg.adapters.get_loader(oid, Format.TEXT)))
+
+
+@functools.cache
+def _lenient(base: type) -> type:
+    class Lenient(Loader):
+        def __init__(self, oid: int, context=None) -> None:
+            super().__init__(oid, context)
+            self._load = base(oid, context).load
+
+        def load(self, data):
+            try:
+                return self._load(data)
+            except psycopg.DataError:
+                return None
+
+    Lenient.__name__ = f"Lenient{base.__name__}"
+    return Lenient
+
+
 def normalise_dsn(raw: str) -> str:
     """Turn a URL (postgresql://, postgres://, postgresql+psycopg://) or keyword string into libpq conninfo."""
     raw = raw.strip()
@@ -145,10 +187,12 @@ class Database:
     def __init__(self, settings: ConnectionSettings) -> None:
         self.settings = settings
         conninfo = settings.startup_conninfo()
+        connect_timeout = settings.connect_timeout_s
 
         def connect() -> psycopg.Connection:
-            raw = psycopg.connect(conninfo, connect_timeout=10)
+            raw = psycopg.connect(conninfo, connect_timeout=connect_timeout)
             raw.read_only = True  # every BEGIN is BEGIN READ ONLY, whatever the session defaults say
+            lenient_loaders(raw)
             return raw
 
         self._connect = connect

@@ -27,6 +27,8 @@ MAX_CANDIDATES = 10
 # floor the rules ask for (Rule.logical_size_floor); NEVER when no rule needs it
 NEVER = 2**31 - 1
 
+UNREADABLE_NOTE = "is JSON nested too deeply to read; read as empty"
+
 # lifecycle data: which tables each Need reads
 NEED_TABLES: dict[Need, dict[str, tuple[str, ...]]] = {
     Need.AUDIT: {"audit_log": ("session_id",)},
@@ -244,6 +246,7 @@ def review(
         findings=findings,
         errors=errors,
         skipped=list(ruleset.skipped),
+        notes=[f"message {m.id}: content {UNREADABLE_NOTE}" for m in session.messages if m.shape == "unreadable"],
     )
     if manager is not None:
         for impl in manager.hook.nomos_forensics_card.get_hookimpls():

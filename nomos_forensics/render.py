@@ -75,6 +75,8 @@ def card_text(card: Card) -> str:
                 lines.append(f"      … and {len(f.evidence) - 5} more")
     for skipped in card.skipped:
         lines.append(f"Skipped: {skipped['rule']} ({skipped['reason']})")
+    for note in card.notes:
+        lines.append(f"Note: {note}")
     for error in card.errors:
         lines.append(f"Rule error: {error.rule}: {error.type}: {error.message}")
     return "\n".join(lines)
@@ -94,6 +96,8 @@ def card_markdown(card: Card) -> str:
             lines.append(f"| {f.severity.label} | `{f.code}` {f.rule} | {_md_escape(f.message)} | {ev} |")
     for skipped in card.skipped:
         lines.append(f"\n_Skipped {skipped['rule']}: {_md_escape(skipped['reason'])}_")
+    for note in card.notes:
+        lines.append(f"\n_Note: {_md_escape(note)}_")
     for error in card.errors:
         lines.append(f"\n**Rule error** `{error.rule}`: {error.type}: {_md_escape(error.message)}")
     return "\n".join(lines)

@@ -196,6 +196,8 @@ def test_deep_json_costs_the_row_a_note_not_the_run(capsys, deep_dsn):
     assert "Traceback" not in r.err and r.code in (0, 1), r.err
     card = json.loads(r.out)
     assert card["stats"]["messages"] == 4
+    assert [n for n in card["notes"] if "nested too deeply" in n], card["notes"]
+    assert "Note: message" in invoke(capsys, "review", sid, "--dsn", dsn).out
     r = invoke(capsys, "scan", "--dsn", dsn, "--format", "jsonl")
     assert r.code in (0, 1), r.err
     cards = [json.loads(line) for line in r.out.splitlines()]
