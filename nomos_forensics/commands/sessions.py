@@ -6,6 +6,7 @@ import click
 
 from ..cli import App, cli, connection_options, echo, format_option, pass_app, since_option
 from ..render import Format, table, to_json
+from .review import require_compatible
 
 
 def like_pattern(text: str) -> str:
@@ -24,6 +25,7 @@ def sessions(app: App, limit: int, since, search: str | None, fmt: Format) -> in
     """List sessions with message and tool-call counts."""
     db = app.db
     with db.connect("listing sessions") as conn:
+        require_compatible(app.schema(conn))
         rows = db.query(
             conn,
             "list_sessions",
