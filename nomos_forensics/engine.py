@@ -16,7 +16,7 @@ from .db import Database
 from .errors import AmbiguousSession, ConfigError, InvalidSessionId, SessionNotFound
 from .model import Session, SessionInfo, message_from_row
 from .plugins import Registry, RuleSpec
-from .rule import Need, Rule, RuleContext, Severity
+from .rule import Finding, Need, Rule, RuleContext, Severity
 from .schema import SchemaReport
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
@@ -99,7 +99,7 @@ def build_ruleset(
             rule = spec.cls(config.options_for(spec.name, spec.code))
         except ValueError as error:
             raise ConfigError(str(error)) from None
-        except Exception as error:  # a plugin rule that cannot even be built is a rule error
+        except (Exception, SystemExit) as error:  # a plugin rule that cannot even be built is a rule error
             ruleset.problems.append(RuleError(spec.name, type(error).__name__, str(error)))
             continue
         if schema is not None:
@@ -234,9 +234,15 @@ def review(
     ctx = RuleContext(query=query, schema=schema)
     for active in ruleset.active:
         try:
-            findings.extend(active.rule.check(session, ctx) or ())
-        except Exception as error:  # one broken rule must not hide the others' findings
+            found = list(active.rule.check(session, ctx) or ())
+        except (Exception, SystemExit) as error:  # one broken rule must not hide the others' findings
             errors.append(RuleError(active.rule.name, type(error).__name__, _error_message(error)))
+            continue
+        strays = [item for item in found if not isinstance(item, Finding)]
+        if strays:
+            errors.append(RuleError(active.rule.name, "TypeError",
+                                    f"check() yielded {type(strays[0]).__name__} {strays[0]!r:.80}, not a Finding"))
+        findings.extend(item for item in found if isinstance(item, Finding))
     findings.sort(key=lambda f: (-f.severity, f.code))
     card = Card(
         session=session,
@@ -252,7 +258,7 @@ def review(
         for impl in manager.hook.nomos_forensics_card.get_hookimpls():
             try:
                 impl.function(card=card, session=session)
-            except Exception as error:
+            except (Exception, SystemExit) as error:
                 card.errors.append(RuleError(impl.plugin_name, type(error).__name__, _error_message(error)))
     return card
 

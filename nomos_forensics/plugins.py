@@ -3,7 +3,8 @@
 Built-in rules come through the `nomos_forensics` entry-point group exactly like third-party
 ones. NOMOS_FORENSICS_LOAD_PLUGINS (comma list of distribution or entry-point names; empty
 loads none) restricts the third-party ones; NOMOS_FORENSICS_PLUGINS adds local plugins like
-`-p`. A plugin that fails to load is reported by name and the others still load.
+`-p`. A plugin that fails to load is reported by name and the others still load; that
+includes one calling sys.exit() (SystemExit), but never Ctrl-C (KeyboardInterrupt).
 """
 
 from __future__ import annotations
@@ -124,13 +125,13 @@ def load(cli_plugins: Sequence[str] = ()) -> Registry:
             continue
         try:
             sources.append((ep.load(), BUILTIN if builtin else f"dist:{dist or ep.name}"))
-        except Exception as error:  # a broken plugin must not stop the others
+        except (Exception, SystemExit) as error:  # a broken plugin must not stop the others
             registry.problems.append(LoadProblem(ep.name, f"failed to load: {_describe_error(error)}"))
 
     for ref in local_plugin_refs(cli_plugins):
         try:
             sources.append(_load_local(ref))
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             registry.problems.append(LoadProblem(ref, f"failed to load: {_describe_error(error)}"))
 
     source_of: dict[str, str] = {}
@@ -139,14 +140,14 @@ def load(cli_plugins: Sequence[str] = ()) -> Registry:
             continue
         try:
             source_of[manager.register(module) or ""] = source
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             registry.problems.append(LoadProblem(source, f"failed to register: {_describe_error(error)}"))
 
     for impl in manager.hook.nomos_forensics_rules.get_hookimpls():
         source = source_of.get(impl.plugin_name, impl.plugin_name)
         try:
             provided = impl.function()
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             registry.problems.append(LoadProblem(source, f"nomos_forensics_rules raised {_describe_error(error)}"))
             continue
         for cls in provided or []:
