@@ -17,7 +17,7 @@ from . import config as config_mod
 from . import plugins as plugins_mod
 from .db import DSN_ENV, ConnectionSettings, Database
 from .errors import ConfigError, ExitCode, ForensicsError
-from .render import Format
+from .render import Format, neutralise
 from .rule import Severity
 
 PROG = "nomos-forensics"
@@ -225,7 +225,7 @@ def run(argv: list[str] | None = None) -> int:
 
 def _print_error(message: str) -> None:
     try:
-        click.echo(f"{PROG}: error: {message}", err=True)
+        click.echo(neutralise(f"{PROG}: error: {message}"), err=True)
     except Exception:  # stderr may be gone too; the exit code still tells
         pass
 
