@@ -180,7 +180,19 @@ def since_option(name: str = "--since", help: str = "Only sessions created since
 
 
 # ------------------------------------------------------------------ the group
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class OutputClosed(Exception):
+    """stdout was closed under us (`| head`): stop at once, exit 0 (README, exit codes)."""
+
+
+class Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # click would turn it into exit 1
+            raise OutputClosed() from None
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name=PROG)
 @click.pass_context
 def cli(ctx: click.Context) -> None:
@@ -218,7 +230,7 @@ def run(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _print_error("interrupted")
         return int(ExitCode.INTERRUPTED)
-    except BrokenPipeError:
+    except (BrokenPipeError, OutputClosed):
         _silence_stdout()
         return int(ExitCode.OK)
 

@@ -127,10 +127,13 @@ class BatchedWriter:
         self._pending: list[str] = []
         self._lock = threading.Lock()
         self._closed = threading.Event()
+        self._error: Exception | None = None
         self._thread = threading.Thread(target=self._run, name="nomos-forensics-writer", daemon=True)
         self._thread.start()
 
     def write(self, text: str) -> None:
+        if self._error is not None:  # a closed pipe: stop scanning at once
+            raise self._error
         with self._lock:
             self._pending.append(text)
 
@@ -145,12 +148,15 @@ class BatchedWriter:
         while not self._closed.wait(self.FLUSH_EVERY_S):
             try:
                 self.flush()
-            except Exception:  # a closed pipe: the main thread meets it at close()
+            except Exception as error:  # a closed pipe: the main thread meets it at its next write
+                self._error = error
                 return
 
     def close(self) -> None:
         self._closed.set()
         self._thread.join()
+        if self._error is not None:
+            raise self._error
         self.flush()
 
 
