@@ -9,6 +9,7 @@ import time
 import click
 
 from ..cli import (
+    MAX_COUNT,
     App,
     cli,
     connection_options,
@@ -65,7 +66,7 @@ class Progress:
 @rule_options
 @since_option()
 @since_option("--until", help="Only sessions created before DATE or span ago.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the newest N matching sessions.")
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_COUNT), default=None, help="Only the newest N matching sessions.")
 @click.option("--status", default=None, help="Only sessions with this status.")
 @click.option("--model", default=None, help="Only sessions of this model.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
