@@ -468,11 +468,14 @@ def test_scan_markdown_escapes_pipes(capsys, make_db):
 def test_ctrl_c_during_json_scan_leaves_valid_json(bulk_dsn, tmp_path):
     plugin = _plugin(tmp_path, "slow_json", "import time\ntime.sleep(0.02)\nreturn []")
     proc = subprocess.Popen([str(SCRIPT), "scan", "--dsn", bulk_dsn, "--format", "json", "-p", plugin],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = b""
+    while first.count(b"\n") < 3:  # the document is open and cards are coming
+        first += os.read(proc.stdout.fileno(), 65536)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
+    out, err = (first + out).decode(), err.decode()
+    assert proc.returncode == 130, err
     document = json.loads(out)
     assert document["interrupted"] is True and document["summary"] is None
     assert 0 < len(document["cards"]) < 1500

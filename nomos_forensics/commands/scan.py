@@ -101,6 +101,9 @@ def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, s
         code = _emit(parallel_scan(job, jobs), fmt, out, total)
         summary = parallel_scan.summary
     if code == ExitCode.INTERRUPTED:
+        if fmt == Format.JSON:  # close the document: the cards so far, no summary
+            out.write('\n], "summary": null, "interrupted": true}\n')
+            out.flush()
         return int(code)
     if fmt == Format.JSON:
         out.write('\n], "summary": ' + to_json(summary.to_json(), indent=None) + "}\n")
