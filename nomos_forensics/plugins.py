@@ -97,6 +97,8 @@ def _load_local(ref: str) -> tuple[ModuleType, str]:
             del sys.modules[name]
             raise
         return module, f"file:{ref}"
+    if os.getcwd() not in sys.path:  # `-p package.module` finds modules in the working directory
+        sys.path.append(os.getcwd())
     return importlib.import_module(ref), f"module:{ref}"
 
 

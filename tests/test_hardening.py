@@ -541,3 +541,26 @@ def test_readme_config_example_works_in_nomos_forensics_toml(capsys, sample_dsn,
     for needle in (":name", "-p package.module", "logical_bytes", "by_role", "self.options", "self.finding(",
                    "ctx.query"):
         assert needle in readme
+
+
+def test_demo_keep_says_how_to_stop_and_remove_the_server():
+    r = script("demo", "--keep", timeout=300)
+    assert r.returncode == 0, r.stderr
+    (line,) = [line for line in r.stdout.splitlines() if line.startswith("to stop it and remove its data: ")]
+    command = line.split(": ", 1)[1]
+    base = command.rsplit(" ", 1)[1]
+    assert os.path.isdir(base)
+    subprocess.run(command, shell=True, check=True, timeout=60)
+    assert not os.path.exists(base)
+
+
+def test_plugin_module_from_the_working_directory(capsys, sample_dsn, tmp_path, monkeypatch):
+    package = tmp_path / "my_rules_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    source = _plugin(tmp_path, "cwd_module", "yield self.finding('from cwd', session.messages[:1])")
+    (package / "cwd_rule.py").write_text(open(source).read())
+    monkeypatch.chdir(tmp_path)
+    r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, "-p", "my_rules_pkg.cwd_rule", "--format", "json")
+    assert r.code == 0 and "failed to load" not in r.err, r.err
+    assert "cwd-module" in {f["rule"] for f in json.loads(r.out)["findings"]}
