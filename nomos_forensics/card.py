@@ -89,6 +89,7 @@ class Card:
     errors: list[RuleError] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)  # rules not run, with the reason
     outcome_reason: str = ""  # the one line that says why the outcome is what it is
+    notes: list[str] = field(default_factory=list)  # rows read only in part (e.g. unreadable JSON)
 
     @property
     def severity(self) -> Severity:
@@ -131,6 +132,7 @@ class Card:
             "fixes": self.fixes,
             "errors": [e.to_json() for e in self.errors],
             "skipped_rules": self.skipped,
+            "notes": self.notes,
         }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import sys
@@ -17,7 +18,7 @@ from . import config as config_mod
 from . import plugins as plugins_mod
 from .db import DSN_ENV, ConnectionSettings, Database
 from .errors import ConfigError, ExitCode, ForensicsError
-from .render import Format
+from .render import Format, neutralise
 from .rule import Severity
 
 PROG = "nomos-forensics"
@@ -65,12 +66,26 @@ def warn(message: str) -> None:
 
 
 # ------------------------------------------------------------------ shared options
+class FiniteFloatRange(click.FloatRange):
+    """A FloatRange that refuses nan and inf (which every comparison lets through)."""
+
+    def convert(self, value: Any, param, ctx) -> Any:
+        number = super().convert(value, param, ctx)
+        if number is not None and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+MAX_TIMEOUT_S = 2_147_483  # the server's timeouts are int32 milliseconds
+MAX_COUNT = 2**31 - 1  # --limit, --top: the SQL casts them to integer
+
+
 def connection_options(func: Callable) -> Callable:
     @click.option("--dsn", envvar=DSN_ENV, show_envvar=True, default=None,
                   help="postgresql:// URL or libpq keyword string; default: libpq's own (PGHOST, ~/.pgpass, …).")
-    @click.option("--statement-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
+    @click.option("--statement-timeout", type=FiniteFloatRange(min=0.001, max=MAX_TIMEOUT_S), default=None, metavar="SECONDS",
                   envvar="NOMOS_FORENSICS_STATEMENT_TIMEOUT", help="Per-statement timeout (default 30).")
-    @click.option("--lock-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
+    @click.option("--lock-timeout", type=FiniteFloatRange(min=0.001, max=MAX_TIMEOUT_S), default=None, metavar="SECONDS",
                   envvar="NOMOS_FORENSICS_LOCK_TIMEOUT", help="Lock wait timeout (default 2).")
     @functools.wraps(func)
     def wrapper(*args, dsn, statement_timeout, lock_timeout, **kwargs):
@@ -164,9 +179,12 @@ def parse_since(value: str | None) -> datetime | None:
     match = _RELATIVE.match(value)
     if match:
         amount, unit = int(match.group(1)), match.group(2).lower()
-        delta = {"m": timedelta(minutes=amount), "h": timedelta(hours=amount),
-                 "d": timedelta(days=amount), "w": timedelta(weeks=amount)}[unit]
-        return datetime.now(timezone.utc) - delta
+        try:
+            delta = {"m": timedelta(minutes=amount), "h": timedelta(hours=amount),
+                     "d": timedelta(days=amount), "w": timedelta(weeks=amount)}[unit]
+            return datetime.now(timezone.utc) - delta
+        except OverflowError:
+            raise click.BadParameter(f"{value!r} reaches back before year 1") from None
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
@@ -180,7 +198,19 @@ def since_option(name: str = "--since", help: str = "Only sessions created since
 
 
 # ------------------------------------------------------------------ the group
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class OutputClosed(Exception):
+    """stdout was closed under us (`| head`): stop at once, exit 0 (README, exit codes)."""
+
+
+class Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # click would turn it into exit 1
+            raise OutputClosed() from None
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name=PROG)
 @click.pass_context
 def cli(ctx: click.Context) -> None:
@@ -196,6 +226,7 @@ def _register_commands() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning expected errors into one line and a documented exit code."""
     _register_commands()
+    _tolerant_output()
     code = run(argv)
     sys.exit(code)
 
@@ -210,22 +241,38 @@ def run(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("", err=True)
         return int(ExitCode.INTERRUPTED)
+    except click.UsageError as error:  # one line, as documented, not click's three
+        command = error.ctx.command_path if error.ctx is not None else PROG
+        _print_error(f"{error.format_message()} (see '{command} --help')")
+        return int(ExitCode.ENVIRONMENT)
     except click.ClickException as error:
-        error.show()
+        _print_error(error.format_message())
         return int(ExitCode.ENVIRONMENT)
     except click.exceptions.Exit as error:
         return int(error.exit_code)
     except KeyboardInterrupt:
         _print_error("interrupted")
         return int(ExitCode.INTERRUPTED)
-    except BrokenPipeError:
+    except (BrokenPipeError, OutputClosed):
         _silence_stdout()
         return int(ExitCode.OK)
 
 
+def _tolerant_output() -> None:
+    """On a stdout or stderr that cannot encode every character (LANG=C, PYTHONIOENCODING=ascii),
+    print what cannot be encoded as '?' rather than crash; JSON stays valid."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="replace")
+            except (ValueError, OSError):
+                pass
+
+
 def _print_error(message: str) -> None:
     try:
-        click.echo(f"{PROG}: error: {message}", err=True)
+        click.echo(neutralise(f"{PROG}: error: {message}"), err=True)
     except Exception:  # stderr may be gone too; the exit code still tells
         pass
 

@@ -1,7 +1,8 @@
 """Configuration: rule selection and per-rule thresholds from TOML, then command-line overrides.
 
 Looked up in order: `--config FILE`, `nomos-forensics.toml` in the working directory, the
-`[tool.nomos-forensics]` table of `pyproject.toml` in the working directory.
+`[tool.nomos-forensics]` table of `pyproject.toml` in the working directory. The other two
+take the keys at the top level, or that same `[tool.nomos-forensics]` table.
 """
 
 from __future__ import annotations
@@ -81,16 +82,25 @@ def parse(table: dict[str, Any], source: str) -> Config:
     )
 
 
+def _unwrap(data: dict[str, Any]) -> dict[str, Any]:
+    """A file holding only a `[tool.nomos-forensics]` table (copied from a pyproject.toml) means
+    that table."""
+    tool = data.get("tool")
+    if set(data) == {"tool"} and isinstance(tool, dict) and set(tool) == {TOOL_KEY} and isinstance(tool[TOOL_KEY], dict):
+        return tool[TOOL_KEY]
+    return data
+
+
 def load(explicit: str | None = None, cwd: Path | None = None) -> Config:
     cwd = cwd or Path.cwd()
     if explicit:
         path = Path(explicit)
         data = _read_toml(path)
-        table = data.get("tool", {}).get(TOOL_KEY, data) if path.name == PYPROJECT else data
+        table = data.get("tool", {}).get(TOOL_KEY, data) if path.name == PYPROJECT else _unwrap(data)
         return parse(table, str(path))
     local = cwd / LOCAL_FILE
     if local.is_file():
-        return parse(_read_toml(local), str(local))
+        return parse(_unwrap(_read_toml(local)), str(local))
     pyproject = cwd / PYPROJECT
     if pyproject.is_file():
         table = _read_toml(pyproject).get("tool", {}).get(TOOL_KEY)

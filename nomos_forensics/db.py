@@ -21,6 +21,10 @@ import psycopg
 import psycopg.conninfo
 import psycopg.errors
 import sqlalchemy as sa
+from psycopg.adapt import Loader
+from psycopg.pq import Format
+from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
 from sqlalchemy import exc as sa_exc
 
 from .errors import (
@@ -31,12 +35,14 @@ from .errors import (
     QueryTimeout,
     SchemaMismatch,
 )
+from .model import lenient_json_loads
 
 DSN_ENV = "NOMOS_FORENSICS_DSN"
 APPLICATION_NAME = "nomos-forensics"
 DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 DEFAULT_LOCK_TIMEOUT_S = 2.0
 STANDBY_CONFLICT_RETRIES = 3
+DEFAULT_CONNECT_TIMEOUT_S = 10
 
 T = TypeVar("T")
 
@@ -83,6 +89,16 @@ class ConnectionSettings:
         )
 
     @property
+    def connect_timeout_s(self) -> int:
+        """The DSN's connect_timeout (or $PGCONNECT_TIMEOUT), else 10 s."""
+        try:
+            value = psycopg.conninfo.conninfo_to_dict(self.conninfo).get("connect_timeout")
+            seconds = int(str(value or os.environ.get("PGCONNECT_TIMEOUT") or DEFAULT_CONNECT_TIMEOUT_S))
+        except (psycopg.Error, ValueError):
+            return DEFAULT_CONNECT_TIMEOUT_S
+        return seconds if seconds > 0 else DEFAULT_CONNECT_TIMEOUT_S
+
+    @property
     def secrets(self) -> tuple[str, ...]:
         try:
             password = psycopg.conninfo.conninfo_to_dict(self.conninfo).get("password")
@@ -124,6 +140,33 @@ class ConnectionSettings:
         )
 
 
+def lenient_loaders(conn: psycopg.Connection) -> None:
+    """Loaders that never fail a whole query for one odd value: JSON nested deeper than Python
+    parses becomes an UnreadableJSON, and timestamps Python cannot hold ('infinity',
+    '-infinity', BC dates, years after 9999) become None (unknown)."""
+    set_json_loads(lenient_json_loads, conn)
+    for name in ("timestamptz", "timestamp", "date"):
+        oid = psycopg.postgres.types[name].oid
+        conn.adapters.register_loader(oid, _lenient(psycopg.adapters.get_loader(oid, Format.TEXT)))
+
+
+@functools.cache
+def _lenient(base: type) -> type:
+    class Lenient(Loader):
+        def __init__(self, oid: int, context=None) -> None:
+            super().__init__(oid, context)
+            self._load = base(oid, context).load
+
+        def load(self, data):
+            try:
+                return self._load(data)
+            except psycopg.DataError:
+                return None
+
+    Lenient.__name__ = f"Lenient{base.__name__}"
+    return Lenient
+
+
 def normalise_dsn(raw: str) -> str:
     """Turn a URL (postgresql://, postgres://, postgresql+psycopg://) or keyword string into libpq conninfo."""
     raw = raw.strip()
@@ -144,10 +187,12 @@ class Database:
     def __init__(self, settings: ConnectionSettings) -> None:
         self.settings = settings
         conninfo = settings.startup_conninfo()
+        connect_timeout = settings.connect_timeout_s
 
         def connect() -> psycopg.Connection:
-            raw = psycopg.connect(conninfo, connect_timeout=10)
+            raw = psycopg.connect(conninfo, connect_timeout=connect_timeout)
             raw.read_only = True  # every BEGIN is BEGIN READ ONLY, whatever the session defaults say
+            lenient_loaders(raw)
             return raw
 
         self._connect = connect
@@ -206,17 +251,27 @@ class Database:
                 raise
 
     def rule_query(self, conn: sa.Connection) -> Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]:
-        """The query helper handed to rules: one statement, bound parameters, inside a savepoint.
+        """The query helper handed to rules: exactly one query, bound parameters, in a savepoint.
 
-        A subtransaction cannot switch to read-write, a failed statement rolls back only its
-        savepoint, and a statement that turned read-only off for later transactions is undone
-        and reported as an error.
+        The server, not a parser of ours, enforces "one query": the rule's SQL is sent as the
+        body of a subquery through the extended protocol (a prepared statement), which the
+        server refuses to split into several statements, and in which anything but a query
+        (COMMIT, BEGIN, SET, UPDATE, DDL) is a syntax error. A subtransaction cannot switch to
+        read-write, a failed statement rolls back only its savepoint, and a function call
+        that turned read-only off for later transactions is undone and reported as an error.
         """
 
         def run(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+            compiled = sa.text(_RULE_QUERY.format(sql=sql.rstrip().rstrip(";"))).compile(dialect=conn.dialect)
+            given = dict(params or {})
+            missing = sorted(name for name in compiled.params if name not in given)
+            if missing:
+                raise ValueError(f"ctx.query: no value for {', '.join(':' + m for m in missing)}")
             savepoint = conn.begin_nested()
             try:
-                rows = [dict(r._mapping) for r in conn.execute(sa.text(sql), dict(params or {}))]
+                with conn.connection.dbapi_connection.cursor(row_factory=dict_row) as cursor:
+                    cursor.execute(str(compiled), {k: given[k] for k in compiled.params}, prepare=True)
+                    rows = cursor.fetchall()
                 guard = conn.execute(sa.text(_READ_ONLY_GUARD)).one()
                 if guard.tx != "on" or guard.dflt != "on":
                     raise ReadOnlyViolation(
@@ -225,6 +280,11 @@ class Database:
             except BaseException as error:
                 if savepoint.is_active:
                     savepoint.rollback()
+                if isinstance(error, psycopg.errors.SyntaxError):
+                    raise RuleQueryRefused(
+                        "ctx.query runs exactly one query statement (SELECT, WITH, VALUES or TABLE);"
+                        f" the server refused this one: {_first_line(error)}"
+                    ) from None
                 if isinstance(error, sa_exc.DBAPIError) and error.orig is not None:
                     raise error.orig from None  # rule authors see the server's own error
                 raise
@@ -259,6 +319,15 @@ _READ_ONLY_GUARD = (
 
 class ReadOnlyViolation(RuntimeError):
     """A rule's statement tried to leave read-only mode."""
+
+
+class RuleQueryRefused(ValueError):
+    """A rule's SQL was not exactly one query statement."""
+
+
+# A rule's SQL runs as the body of a subquery: only a query can stand there. On its own lines,
+# so that a trailing `-- comment` in the rule's SQL cannot swallow the closing parenthesis.
+_RULE_QUERY = "SELECT * FROM (\n{sql}\n) AS rule_query"
 
 
 def translate_error(error: BaseException, purpose: str, settings: ConnectionSettings) -> ForensicsError:

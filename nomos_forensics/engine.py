@@ -18,7 +18,7 @@ from .ending import DEFAULT_GRACE
 from .errors import AmbiguousSession, ConfigError, InvalidSessionId, SessionNotFound
 from .model import Session, SessionInfo, message_from_row
 from .plugins import Registry, RuleSpec
-from .rule import Need, Rule, RuleContext, Severity
+from .rule import Finding, Need, Rule, RuleContext, Severity
 from .schema import SchemaReport
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
@@ -28,6 +28,8 @@ MAX_CANDIDATES = 10
 # logical_bytes is computed in SQL only for messages whose uncompressed jsonb size reaches a
 # floor the rules ask for (Rule.logical_size_floor); NEVER when no rule needs it
 NEVER = 2**31 - 1
+
+UNREADABLE_NOTE = "is JSON nested too deeply to read; read as empty"
 
 # lifecycle data: which tables each Need reads
 NEED_TABLES: dict[Need, dict[str, tuple[str, ...]]] = {
@@ -101,7 +103,7 @@ def build_ruleset(
             rule = spec.cls(config.options_for(spec.name, spec.code))
         except ValueError as error:
             raise ConfigError(str(error)) from None
-        except Exception as error:  # a plugin rule that cannot even be built is a rule error
+        except (Exception, SystemExit) as error:  # a plugin rule that cannot even be built is a rule error
             ruleset.problems.append(RuleError(spec.name, type(error).__name__, str(error)))
             continue
         if schema is not None:
@@ -236,9 +238,15 @@ def review(
     ctx = RuleContext(query=query, schema=schema, grace=ruleset.grace)
     for active in ruleset.active:
         try:
-            findings.extend(active.rule.check(session, ctx) or ())
-        except Exception as error:  # one broken rule must not hide the others' findings
+            found = list(active.rule.check(session, ctx) or ())
+        except (Exception, SystemExit) as error:  # one broken rule must not hide the others' findings
             errors.append(RuleError(active.rule.name, type(error).__name__, _error_message(error)))
+            continue
+        strays = [item for item in found if not isinstance(item, Finding)]
+        if strays:
+            errors.append(RuleError(active.rule.name, "TypeError",
+                                    f"check() yielded {type(strays[0]).__name__} {strays[0]!r:.80}, not a Finding"))
+        findings.extend(item for item in found if isinstance(item, Finding))
     findings.sort(key=lambda f: (-f.severity, f.code))
     outcome, why = explain_outcome(session, findings, ruleset.grace)
     card = Card(
@@ -250,6 +258,7 @@ def review(
         findings=findings,
         errors=errors,
         skipped=list(ruleset.skipped),
+        notes=[f"message {m.id}: content {UNREADABLE_NOTE}" for m in session.messages if m.shape == "unreadable"],
     )
     if manager is not None:
         call_card_hook(manager, card, session)
@@ -264,7 +273,7 @@ def call_card_hook(manager, card: Card, session: Session) -> None:
     """
     try:
         manager.hook.nomos_forensics_card(card=card, session=session)
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         card.errors.append(RuleError(_raising_plugin(manager, error), type(error).__name__, _error_message(error)))
 
 

@@ -22,6 +22,36 @@ ROLES = ("user", "assistant", "tool", "system")
 _MAX_DECODE_DEPTH = 3
 
 
+class UnreadableJSON:
+    """A JSON value the driver could not load (nested deeper than Python's parser goes): empty
+    and falsy, so the message reads as empty, and the card says so in a note."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __len__(self) -> int:
+        return 0
+
+    def __iter__(self):
+        return iter(())
+
+    def __repr__(self) -> str:
+        return f"UnreadableJSON({self.reason!r})"
+
+
+def lenient_json_loads(data: str | bytes) -> Any:
+    """json.loads for the driver: a value too deeply nested becomes an UnreadableJSON."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        return UnreadableJSON("nested too deeply to read")
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     name: str | None
@@ -54,7 +84,7 @@ class Message:
     finish_reason: str | None = None
     disk_bytes: int | None = None  # pg_column_size(content): on-disk, possibly compressed
     logical_bytes: int | None = None  # octet_length(content::text): the JSON as text
-    shape: str = "object"  # object, double-encoded, string, array, null, scalar
+    shape: str = "object"  # object, double-encoded, string, array, null, scalar, unreadable
     content: Any = None  # full normalised content, only when a rule asked for it
     turn: int = 0  # 1-based turn number; 0 for messages before the first user message
 
@@ -208,6 +238,8 @@ def _as_name(value: Any) -> str | None:
 
 def decode_content(raw: Any) -> tuple[Any, str]:
     """Undo double encoding. Returns (value, shape)."""
+    if isinstance(raw, UnreadableJSON):
+        return raw, "unreadable"
     value, shape = raw, None
     for _ in range(_MAX_DECODE_DEPTH):
         if not isinstance(value, str):
@@ -301,6 +333,8 @@ def fields_from_object(obj: Mapping[str, Any]) -> Fields:
 def fields_from_content(raw: Any) -> tuple[Fields, str, Any]:
     """Fields, shape and normalised content (a dict whenever one can be made) for any JSON value."""
     value, shape = decode_content(raw)
+    if shape == "unreadable":
+        return Fields(), shape, {}
     if isinstance(value, dict):
         return fields_from_object(value), shape, value
     if isinstance(value, str):

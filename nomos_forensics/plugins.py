@@ -3,7 +3,8 @@
 Built-in rules come through the `nomos_forensics` entry-point group exactly like third-party
 ones. NOMOS_FORENSICS_LOAD_PLUGINS (comma list of distribution or entry-point names; empty
 loads none) restricts the third-party ones; NOMOS_FORENSICS_PLUGINS adds local plugins like
-`-p`. A plugin that fails to load is reported by name and the others still load.
+`-p`. A plugin that fails to load is reported by name and the others still load; that
+includes one calling sys.exit() (SystemExit), but never Ctrl-C (KeyboardInterrupt).
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ def _load_local(ref: str) -> tuple[ModuleType, str]:
             del sys.modules[name]
             raise
         return module, f"file:{ref}"
+    if os.getcwd() not in sys.path:  # `-p package.module` finds modules in the working directory
+        sys.path.append(os.getcwd())
     return importlib.import_module(ref), f"module:{ref}"
 
 
@@ -124,13 +127,13 @@ def load(cli_plugins: Sequence[str] = ()) -> Registry:
             continue
         try:
             sources.append((ep.load(), BUILTIN if builtin else f"dist:{dist or ep.name}"))
-        except Exception as error:  # a broken plugin must not stop the others
+        except (Exception, SystemExit) as error:  # a broken plugin must not stop the others
             registry.problems.append(LoadProblem(ep.name, f"failed to load: {_describe_error(error)}"))
 
     for ref in local_plugin_refs(cli_plugins):
         try:
             sources.append(_load_local(ref))
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             registry.problems.append(LoadProblem(ref, f"failed to load: {_describe_error(error)}"))
 
     source_of: dict[str, str] = {}
@@ -139,7 +142,7 @@ def load(cli_plugins: Sequence[str] = ()) -> Registry:
             continue
         try:
             source_of[manager.register(module) or ""] = source
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             registry.problems.append(LoadProblem(source, f"failed to register: {_describe_error(error)}"))
 
     for plugin, name in plugins_in_call_order(manager, "nomos_forensics_rules"):
@@ -148,7 +151,7 @@ def load(cli_plugins: Sequence[str] = ()) -> Registry:
             # through pluggy, one plugin at a time: argument pruning, tryfirst/trylast and
             # wrappers behave as pluggy documents, and one broken plugin cannot hide the rest
             results = isolated_hook(manager, "nomos_forensics_rules", plugin)()
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             registry.problems.append(LoadProblem(source, f"nomos_forensics_rules raised {_describe_error(error)}"))
             continue
         for provided in results or []:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,27 @@ class Format(str, enum.Enum):
     MARKDOWN = "markdown"
     JSON = "json"
     JSONL = "jsonl"
+
+
+# Text from the database reaches a terminal: every control character (C0 but newline, DEL, C1)
+# and the bidirectional overrides become visible stand-ins, so no title or message can set the
+# window title, write the clipboard, draw hyperlinks or reorder a line (OSC, CSI, Trojan Source).
+_NEUTRAL = {c: chr(0x2400 + c) for c in range(0x20)}  # control pictures: ␛ ␇ ␈ ...
+_NEUTRAL.update({0x09: "\t", 0x0A: "\n", 0x7F: "\u2421"})
+_NEUTRAL.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+_NEUTRAL.update({c: f"<U+{c:04X}>" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def neutralise(text: str) -> str:
+    """`text` with every control character but newline and tab made visible."""
+    return text.translate(_NEUTRAL) if _UNSAFE.search(text) else text
+
+
+def _json_safe(text: str) -> str:
+    # json.dumps escapes C0 itself; DEL, C1 and bidi overrides it leaves raw (valid JSON either way)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON_UNSAFE.search(text) else text
 
 
 def _short(session_id: str) -> str:
@@ -76,9 +98,11 @@ def card_text(card: Card) -> str:
                 lines.append(f"      … and {len(f.evidence) - 5} more")
     for skipped in card.skipped:
         lines.append(f"Skipped: {skipped['rule']} ({skipped['reason']})")
+    for note in card.notes:
+        lines.append(f"Note: {note}")
     for error in card.errors:
         lines.append(f"Rule error: {error.rule}: {error.type}: {error.message}")
-    return "\n".join(lines)
+    return neutralise("\n".join(lines))
 
 
 def _md_escape(text: str) -> str:
@@ -95,13 +119,15 @@ def card_markdown(card: Card) -> str:
             lines.append(f"| {f.severity.label} | `{f.code}` {f.rule} | {_md_escape(f.message)} | {ev} |")
     for skipped in card.skipped:
         lines.append(f"\n_Skipped {skipped['rule']}: {_md_escape(skipped['reason'])}_")
+    for note in card.notes:
+        lines.append(f"\n_Note: {_md_escape(note)}_")
     for error in card.errors:
         lines.append(f"\n**Rule error** `{error.rule}`: {error.type}: {_md_escape(error.message)}")
-    return "\n".join(lines)
+    return neutralise("\n".join(lines))
 
 
 def card_json(card: Card, *, indent: int | None = 2) -> str:
-    return json.dumps(card.to_json(), ensure_ascii=False, indent=indent, default=str)
+    return _json_safe(json.dumps(card.to_json(), ensure_ascii=False, indent=indent, default=str))
 
 
 def render_card(card: Card, fmt: Format) -> str:
@@ -117,11 +143,21 @@ def render_card(card: Card, fmt: Format) -> str:
 def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], fmt: Format = Format.TABLE) -> str:
     """A table for people: plain text or GitHub markdown."""
     style = "github" if fmt == Format.MARKDOWN else "simple"
+    cell = _md_cell if fmt == Format.MARKDOWN else _text_cell
+    rows = [[cell(value) for value in row] for row in rows]
     return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True)
 
 
+def _text_cell(value: Any) -> Any:
+    return neutralise(value) if isinstance(value, str) else value
+
+
+def _md_cell(value: Any) -> Any:
+    return neutralise(_md_escape(value)) if isinstance(value, str) else value
+
+
 def to_json(value: Any, *, indent: int | None = 2) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+    return _json_safe(json.dumps(value, ensure_ascii=False, indent=indent, default=str))
 
 
 def human_bytes(n: int | float | None) -> str:

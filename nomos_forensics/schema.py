@@ -92,9 +92,11 @@ TOLERATED_TYPES: dict[tuple[str, str], tuple[str, ...]] = {
     ("messages", "id"): ("integer",),
 }
 
-# What every session-level command needs; without it nothing can be reviewed.
+# What every session-level command (review, scan, sessions) reads: the one source of truth
+# doctor's verdict and each command's check share. Every column sql/queries/session_row,
+# scan_sessions and list_sessions select must be here (tests drop each one in turn).
 CORE_REQUIREMENTS: dict[str, frozenset[str]] = {
-    "sessions": frozenset({"id", "created_at"}),
+    "sessions": frozenset({"id", "title", "status", "goal", "model", "created_at", "updated_at"}),
     "messages": frozenset({"id", "session_id", "role", "content", "created_at"}),
 }
 

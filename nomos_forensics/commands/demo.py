@@ -16,7 +16,8 @@ DEMO_SESSION = "c0a1e5a1"
 @click.option("--keep", is_flag=True, help="Leave the server running and print its DSN.")
 def demo(keep: bool) -> int:
     """Start an embedded Postgres, load the Nomos schema and sample data, list and review sessions."""
-    with embedded_server(keep=keep) as admin:
+    server: dict = {}
+    with embedded_server(keep=keep, info=server) as admin:
         dsn = create_database(admin, prefix="nomos_forensics_demo")
         apply_migrations(dsn)
         load_sample(dsn)
@@ -27,4 +28,5 @@ def demo(keep: bool) -> int:
         code = max(code, run_cli(["review", "--dsn", dsn, DEMO_SESSION]))
         if keep:
             echo(f"\nserver left running: --dsn '{dsn}'")
+            echo(f"to stop it and remove its data: kill -INT {server['pid']} && sleep 2 && rm -rf {server['base']}")
     return 0 if code in (0, 1) else code

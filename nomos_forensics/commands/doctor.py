@@ -5,12 +5,12 @@ from __future__ import annotations
 import click
 
 from .. import plugins as plugins_mod
-from ..cli import App, cli, connection_options, echo, format_option, pass_app
+from ..cli import App, cli, connection_options, echo, format_option, pass_app, warn
 from ..config import Config
 from ..engine import build_ruleset
 from ..errors import ExitCode
 from ..render import Format, to_json
-from ..schema import CONTRACT_MIGRATION, SchemaReport
+from ..schema import CONTRACT, CONTRACT_MIGRATION, SchemaReport
 
 
 def feature_report(schema: SchemaReport) -> list[dict[str, str]]:
@@ -30,12 +30,22 @@ def doctor(app: App, fmt: Format) -> int:
     with db.connect("checking the server") as conn:
         info = db.query(conn, "server_info", purpose="reading server settings")[0]
         schema = app.schema(conn)
+        privileges = db.query(conn, "role_privileges", {"tables": list(CONTRACT)}, purpose="reading the role's privileges")[0]
+    standby = bool(info.in_recovery)
+    can_write = {
+        "possible": not standby and bool(privileges.superuser or privileges.writable),
+        "superuser": bool(privileges.superuser),
+        "standby": standby,
+        "tables": list(privileges.writable),
+    }
     skipped = feature_report(schema)
     report = {
+        "schema_version": 1,
         "target": db.settings.describe(),
         "server_version": info.server_version,
         "standby": bool(info.in_recovery),
         "read_only": info.transaction_read_only == "on" and info.default_read_only == "on",
+        "can_write": can_write,
         "statement_timeout": info.statement_timeout,
         "lock_timeout": info.lock_timeout,
         "migration": schema.migration,
@@ -48,6 +58,9 @@ def doctor(app: App, fmt: Format) -> int:
         "compatible": schema.compatible,
         "problems": schema.core_problems,
     }
+    if can_write["possible"]:
+        warn(f"the role can write ({_write_reason(can_write)}); only read-only mode stops it:"
+             " connect as a SELECT-only role (README, Safety)")
     if fmt == Format.JSON:
         echo(to_json(report))
     else:
@@ -62,6 +75,7 @@ def _text(r: dict) -> str:
         f"server:            PostgreSQL {r['server_version']}",
         f"role:              {'standby (pg_is_in_recovery)' if r['standby'] else 'primary'}",
         f"read-only session: {'yes' if r['read_only'] else 'NO'}",
+        f"can write:         {'YES: ' + _write_reason(r['can_write']) if r['can_write']['possible'] else _no_write(r['can_write'])}",
         f"timeouts:          statement {r['statement_timeout']}, lock {r['lock_timeout']}",
         f"migration:         {r['migration'] if r['migration'] is not None else 'unknown (no schema_migrations)'}"
         f" (contract: {r['contract_migration']:03d})",
@@ -81,3 +95,16 @@ def _text(r: dict) -> str:
     else:
         lines.append("schema:            INCOMPATIBLE: " + "; ".join(r["problems"]))
     return "\n".join(lines)
+
+
+def _write_reason(can_write: dict) -> str:
+    parts = ["superuser"] if can_write["superuser"] else []
+    if can_write["tables"]:
+        parts.append("write privileges on " + ", ".join(can_write["tables"]))
+    return "; ".join(parts)
+
+
+def _no_write(can_write: dict) -> str:
+    if can_write["standby"]:
+        return "no (a standby accepts no writes)"
+    return "no (SELECT only on the Nomos tables)"

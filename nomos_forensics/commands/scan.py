@@ -9,6 +9,7 @@ import time
 import click
 
 from ..cli import (
+    MAX_COUNT,
     App,
     cli,
     connection_options,
@@ -40,22 +41,38 @@ class Progress:
     def __init__(self, total: int, enabled: bool) -> None:
         self.total, self.enabled = total, enabled
         self.done, self.start, self.shown = 0, time.monotonic(), 0.0
+        self.lock = threading.Lock()  # the bar and the output lines take turns on a terminal
+        self.drawn = False
+
+    def clear(self) -> None:
+        """Erase the bar (the caller holds `lock`), so that an output line starts a clean line."""
+        if self.drawn:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self.drawn, self.shown = False, 0.0
 
     def step(self) -> None:
         self.done += 1
         now = time.monotonic()
         if self.enabled and (now - self.shown >= 0.2 or self.done == self.total):
-            self.shown = now
-            rate = self.done / max(now - self.start, 1e-6)
-            width = 30
-            filled = int(width * self.done / self.total) if self.total else width
-            sys.stderr.write(
-                f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} sessions, {rate:,.0f}/s "
-            )
-            sys.stderr.flush()
+            with self.lock:
+                self._draw(now)
+
+    def _draw(self, now: float) -> None:
+        self.shown, self.drawn = now, True
+        rate = self.done / max(now - self.start, 1e-6)
+        width = 30
+        filled = int(width * self.done / self.total) if self.total else width
+        sys.stderr.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} sessions, {rate:,.0f}/s "
+        )
+        sys.stderr.flush()
 
     def close(self) -> None:
         if self.enabled:
+            with self.lock:
+                if not self.drawn:  # erased for the last lines: the final figures once more
+                    self._draw(time.monotonic())
             sys.stderr.write("\n")
             sys.stderr.flush()
 
@@ -65,7 +82,7 @@ class Progress:
 @rule_options
 @since_option()
 @since_option("--until", help="Only sessions created before DATE or span ago.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the newest N matching sessions.")
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_COUNT), default=None, help="Only the newest N matching sessions.")
 @click.option("--status", default=None, help="Only sessions with this status.")
 @click.option("--model", default=None, help="Only sessions of this model.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
@@ -100,6 +117,9 @@ def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, s
         summary = Summary()
         code = _emit(parallel_scan(job, jobs, summary), fmt, out, total)
     if code == ExitCode.INTERRUPTED:
+        if fmt == Format.JSON:  # close the document: the cards so far, no summary
+            out.write('\n], "summary": null, "interrupted": true}\n')
+            out.flush()
         return int(code)
     if fmt == Format.JSON:
         out.write('\n], "summary": ' + to_json(summary.to_json(), indent=None) + "}\n")
@@ -122,36 +142,59 @@ class BatchedWriter:
 
     FLUSH_EVERY_S = 0.1
 
-    def __init__(self, out) -> None:
+    def __init__(self, out, progress: Progress | None = None) -> None:
         self.out = out
+        self._progress = progress  # erased before each batch when both share a terminal
         self._pending: list[str] = []
         self._lock = threading.Lock()
         self._closed = threading.Event()
+        self._error: Exception | None = None
         self._thread = threading.Thread(target=self._run, name="nomos-forensics-writer", daemon=True)
         self._thread.start()
 
     def write(self, text: str) -> None:
+        if self._error is not None:  # a closed pipe: stop scanning at once
+            raise self._error
         with self._lock:
             self._pending.append(text)
 
     def flush(self) -> None:
         with self._lock:
             if self._pending:
-                self.out.write("".join(self._pending))
-                self._pending.clear()
+                if self._progress is not None:
+                    with self._progress.lock:
+                        self._progress.clear()
+                        self._write()
+                else:
+                    self._write()
             self.out.flush()
+
+    def _write(self) -> None:
+        self.out.write("".join(self._pending))
+        self._pending.clear()
+        self.out.flush()
 
     def _run(self) -> None:
         while not self._closed.wait(self.FLUSH_EVERY_S):
             try:
                 self.flush()
-            except Exception:  # a closed pipe: the main thread meets it at close()
+            except Exception as error:  # a closed pipe: the main thread meets it at its next write
+                self._error = error
                 return
 
     def close(self) -> None:
         self._closed.set()
         self._thread.join()
+        if self._error is not None:
+            raise self._error
         self.flush()
+
+
+def _isatty(out) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _emit(lines, fmt: Format, out, total: int) -> ExitCode:
@@ -159,7 +202,7 @@ def _emit(lines, fmt: Format, out, total: int) -> ExitCode:
     Every line received is written whole before this returns or raises."""
     progress = Progress(total, enabled=sys.stderr.isatty())
     done, failed_any = 0, False
-    writer = BatchedWriter(out)
+    writer = BatchedWriter(out, progress if progress.enabled and _isatty(out) else None)
     if fmt == Format.JSON:
         writer.write('{"schema_version": 1, "cards": [')
     try:

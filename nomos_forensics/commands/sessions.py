@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ..cli import App, cli, connection_options, echo, format_option, pass_app, since_option
+from ..cli import MAX_COUNT, App, cli, connection_options, echo, format_option, pass_app, since_option
 from ..render import Format, table, to_json
+from .review import require_compatible
 
 
 def like_pattern(text: str) -> str:
@@ -15,7 +16,7 @@ def like_pattern(text: str) -> str:
 
 @cli.command()
 @connection_options
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_COUNT), default=20, show_default=True)
 @since_option()
 @click.option("--search", default=None, metavar="TEXT", help="Substring of the title, goal or id.")
 @format_option(Format.TABLE, Format.JSON, default=Format.TABLE)
@@ -24,6 +25,7 @@ def sessions(app: App, limit: int, since, search: str | None, fmt: Format) -> in
     """List sessions with message and tool-call counts."""
     db = app.db
     with db.connect("listing sessions") as conn:
+        require_compatible(app.schema(conn))
         rows = db.query(
             conn,
             "list_sessions",

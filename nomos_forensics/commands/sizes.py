@@ -6,7 +6,7 @@ import click
 
 from .. import config as config_mod
 from .. import sizes as sizes_mod
-from ..cli import App, cli, connection_options, echo, format_option, pass_app
+from ..cli import MAX_COUNT, App, FiniteFloatRange, cli, connection_options, echo, format_option, pass_app
 from ..render import Format
 
 
@@ -14,14 +14,14 @@ from ..render import Format
 @connection_options
 @click.option("--exact", is_flag=True,
               help="Measure every message, not a block sample (reads the whole table and its TOAST).")
-@click.option("--limit-kb", type=click.FloatRange(min=0, min_open=True), default=None, metavar="KB",
+@click.option("--limit-kb", type=FiniteFloatRange(min=0, min_open=True), default=None, metavar="KB",
               help="Oversized above this many KiB of JSON text; default: oversized-message's max_kb.")
-@click.option("--truncate-at", "truncate_at_kb", type=click.FloatRange(min=0), metavar="KB",
+@click.option("--truncate-at", "truncate_at_kb", type=FiniteFloatRange(min=0), metavar="KB",
               default=sizes_mod.DEFAULT_TRUNCATE_AT_KB, show_default=True,
               help="Estimate the savings if tool outputs were cut to this many KiB.")
-@click.option("--top", type=click.IntRange(min=1), default=sizes_mod.DEFAULT_TOP, show_default=True,
+@click.option("--top", type=click.IntRange(min=1, max=MAX_COUNT), default=sizes_mod.DEFAULT_TOP, show_default=True,
               help="How many messages and sessions to list.")
-@click.option("--sample-percent", type=click.FloatRange(min=0, max=100, min_open=True), default=None,
+@click.option("--sample-percent", type=FiniteFloatRange(min=0, max=100, min_open=True), default=None,
               metavar="PCT", help="Percent of messages blocks to sample (default: about "
               f"{sizes_mod.TARGET_SAMPLE_ROWS:,} rows).")
 @click.option("--seed", type=int, default=sizes_mod.DEFAULT_SEED, show_default=True,

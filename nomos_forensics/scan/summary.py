@@ -65,7 +65,8 @@ class Summary:
 
     def _consider_message(self, card: Card, message: Message) -> None:
         size = max(message.logical_bytes or 0, message.disk_bytes or 0)
-        if size == 0 or (len(self._biggest) >= TOP_K and size <= self._biggest[0][0][0]):
+        # the whole key, ties included, as _push and merge compare it: any --jobs, same list
+        if size == 0 or (len(self._biggest) >= TOP_K and (size, message.id) <= self._biggest[0][0]):
             return
         item = ((size, message.id), {
             "message_id": message.id, "session": card.session.id[:8], "role": message.role,

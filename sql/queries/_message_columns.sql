@@ -12,7 +12,7 @@ m.id,
        CASE WHEN jsonb_typeof(c.v) IS DISTINCT FROM 'object'
                  OR jsonb_typeof(c.v -> 'tool_calls') = 'string'
                  OR CAST(:full_content AS boolean)
-            THEN m.content::jsonb END AS content,
+            THEN {content_jsonb} END AS content,
        CASE WHEN m.role <> 'tool'
             THEN coalesce(c.v ->> 'text',
                           CASE WHEN jsonb_typeof(c.v -> 'content') = 'string' THEN c.v ->> 'content' END)
@@ -32,5 +32,5 @@ m.id,
        c.v ->> 'finish_reason' AS finish_reason,
        pg_column_size(m.content) AS disk_bytes,
        CASE WHEN pg_column_size(c.v) >= CAST(:logical_floor AS integer)
-            THEN octet_length(CASE WHEN jsonb_typeof(c.v) = 'object' THEN c.v ELSE m.content::jsonb END::text)
+            THEN octet_length(CASE WHEN jsonb_typeof(c.v) = 'object' THEN c.v ELSE {content_jsonb} END::text)
        END AS logical_bytes

@@ -2,4 +2,4 @@
 -- object for objects (non-objects become arrays, and are shipped raw instead); without the
 -- OFFSET 0 barrier Postgres would decompress a large value once per expression using it.
 messages m
-CROSS JOIN LATERAL (SELECT m.content::jsonb || '{}'::jsonb AS v OFFSET 0) c
+CROSS JOIN LATERAL (SELECT {content_jsonb} || '{}'::jsonb AS v OFFSET 0) c

@@ -3,8 +3,8 @@ SELECT s.id::text AS id, s.title, s.created_at, s.status, st.messages, st.tool_c
 FROM sessions s
 LEFT JOIN LATERAL (
     SELECT count(*) AS messages,
-           coalesce(sum(CASE jsonb_typeof(m.content::jsonb -> 'tool_calls')
-                            WHEN 'array' THEN jsonb_array_length(m.content::jsonb -> 'tool_calls')
+           coalesce(sum(CASE jsonb_typeof({content_jsonb} -> 'tool_calls')
+                            WHEN 'array' THEN jsonb_array_length({content_jsonb} -> 'tool_calls')
                             WHEN 'object' THEN 1 ELSE 0 END) FILTER (WHERE m.role = 'assistant'), 0)
              AS tool_calls
     FROM messages m

@@ -10,7 +10,7 @@ SELECT r.id,
        k.bytes AS largest_key_bytes
 FROM (
     SELECT m.id, m.role,
-           CAST(m.content AS jsonb) #> '{}' AS v
+           {content_jsonb} #> '{}' AS v
     FROM messages m
     WHERE m.id = ANY(CAST(:ids AS bigint[]))
     OFFSET 0

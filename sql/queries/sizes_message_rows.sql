@@ -34,7 +34,7 @@ FROM (
            m.role,
            CAST((CAST(CAST(m.ctid AS text) AS point))[0] AS bigint) AS block,
            pg_column_size(m.content) AS disk_bytes,
-           CAST(m.content AS jsonb) #> '{}' AS v
+           {content_jsonb} #> '{}' AS v
     FROM messages m TABLESAMPLE SYSTEM (CAST(:percent AS float4)) REPEATABLE (CAST(:seed AS float8))
     OFFSET 0
 ) r
