@@ -8,7 +8,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import nomos_forensics.commands  # noqa: F401  (registers the commands)
 from nomos_forensics.cli import run
 
 SCRIPT = Path(sys.executable).with_name("nomos-forensics")

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-import nomos_forensics.commands  # noqa: F401  (registers the commands on the cli group)
 from nomos_forensics import cli
 from nomos_forensics.testing import findings_by_rule, insert_case, review_case
 

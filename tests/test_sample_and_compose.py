@@ -17,7 +17,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import nomos_forensics.commands  # noqa: F401  (registers the commands on `cli`)
 from nomos_forensics import devdb
 from nomos_forensics.cli import cli
 from nomos_forensics.model import fields_from_content

@@ -11,7 +11,6 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 
-import nomos_forensics.commands  # noqa: F401  (registers the commands on `cli`)
 from nomos_forensics import sizes as sizes_mod
 from nomos_forensics.cli import run
 from nomos_forensics.testing import insert_case

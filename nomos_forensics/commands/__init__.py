@@ -1,3 +1,11 @@
-"""One module per command; importing this package registers them all on the `cli` group."""
+"""One module per command; `COMMANDS` is what the entry point (cli.py) adds to its group."""
 
-from . import demo, doctor, review, rules, scan, sessions, sizes  # noqa: F401
+from .demo import demo
+from .doctor import doctor
+from .review import review
+from .rules import rules_command
+from .scan import scan
+from .sessions import sessions
+from .sizes import sizes
+
+COMMANDS = [doctor, sessions, review, scan, sizes, rules_command, demo]

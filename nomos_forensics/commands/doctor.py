@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import plugins as plugins_mod
-from ..cli import App, cli, connection_options, echo, format_option, pass_app, warn
+from ..clikit import App, connection_options, echo, format_option, pass_app, warn
 from ..config import Config
 from ..engine import build_ruleset
 from ..errors import ExitCode
@@ -20,7 +20,7 @@ def feature_report(schema: SchemaReport) -> list[dict[str, str]]:
     return ruleset.skipped
 
 
-@cli.command()
+@click.command()
 @connection_options
 @format_option(Format.TEXT, Format.JSON, default=Format.TEXT)
 @pass_app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..cli import App, cli, connection_options, echo, format_option, pass_app, rule_options
+from ..clikit import App, connection_options, echo, format_option, pass_app, rule_options
 from ..engine import fail_on_reached, load_session, resolve_session_id
 from ..engine import review as review_session
 from ..errors import ExitCode, SchemaMismatch
@@ -19,7 +19,7 @@ def require_compatible(schema) -> None:
         )
 
 
-@cli.command()
+@click.command()
 @connection_options
 @rule_options
 @format_option(Format.TEXT, Format.MARKDOWN, Format.JSON, default=Format.TEXT)

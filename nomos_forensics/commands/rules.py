@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from ..cli import cli, echo, format_option, rule_options
+import click
+
+from ..clikit import echo, format_option, rule_options
 from ..render import Format, table, to_json
 
 
-@cli.command("rules")
+@click.command("rules")
 @rule_options
 @format_option(Format.TABLE, Format.JSON, Format.MARKDOWN, default=Format.TABLE)
 def rules_command(fmt: Format, selection) -> int:

@@ -8,10 +8,9 @@ import time
 
 import click
 
-from ..cli import (
+from ..clikit import (
     MAX_COUNT,
     App,
-    cli,
     connection_options,
     echo,
     format_option,
@@ -77,7 +76,7 @@ class Progress:
             sys.stderr.flush()
 
 
-@cli.command()
+@click.command()
 @connection_options
 @rule_options
 @since_option()

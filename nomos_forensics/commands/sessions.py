@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..cli import MAX_COUNT, App, cli, connection_options, echo, format_option, pass_app, since_option
+from ..clikit import MAX_COUNT, App, connection_options, echo, format_option, pass_app, since_option
 from ..render import Format, table, to_json
 from .review import require_compatible
 
@@ -14,7 +14,7 @@ def like_pattern(text: str) -> str:
     return f"%{escaped}%"
 
 
-@cli.command()
+@click.command()
 @connection_options
 @click.option("--limit", type=click.IntRange(min=1, max=MAX_COUNT), default=20, show_default=True)
 @since_option()

@@ -6,11 +6,11 @@ import click
 
 from .. import config as config_mod
 from .. import sizes as sizes_mod
-from ..cli import MAX_COUNT, App, FiniteFloatRange, cli, connection_options, echo, format_option, pass_app
+from ..clikit import MAX_COUNT, App, FiniteFloatRange, connection_options, echo, format_option, pass_app
 from ..render import Format
 
 
-@cli.command()
+@click.command()
 @connection_options
 @click.option("--exact", is_flag=True,
               help="Measure every message, not a block sample (reads the whole table and its TOAST).")
