@@ -240,6 +240,7 @@ _MORE_CLAIMS = _table("cant_run", "claims")
 _CLAIMS_ID = _table("cant_run", "claims_id")
 _NOT_A_CLAIM = re.compile("|".join(_table("cant_run", key).pattern for key in ("waiting", "code", "format", "scope")))
 _MISSING = _table("cant_run", "missing")
+_MISSING_WORDS = tuple(lexicon.words(lexicon.load("nomos_forensics_rules", "cant_run")["words"]["missing"]))
 _ACTION_WORDS = _table("cant_run", "action")
 _TARGET = _table("cant_run", "target")
 _HOST = _table("cant_run", "host")
@@ -281,13 +282,25 @@ def _first_claim(text: str, missing_only: bool = False) -> str | None:
     return None
 
 
+def _command_in(text: str) -> str | None:
+    """The first inline code span of `text` that reads as a shell command (a program and its
+    arguments), not a path or a name."""
+    for code in re.findall(r"`([^`\n]{2,120})`", text):
+        code = code.strip()
+        if " " in code and re.match(r"(?:\./|sudo\s)?[a-z][\w.+-]*\s", code) and "\\" not in code:
+            return code
+    return None
+
+
 def session_fix(sentence: str, context: str) -> str | None:
     """The fix naming what this session shows: the action the agent said it could not do, the
     command (inline code in the claim) and target (in the claim or the user's words), as the
     `run` call that does it; None when the claim names no action (the stock fix applies)."""
     plain = " ".join(sentence.split())
-    command = next((c.strip() for c in re.findall(r"`([^`\n]{2,120})`", plain) if " " in c.strip()), None)
     action = _ACTION_WORDS.search(canonical(plain))
+    command = _command_in(plain)
+    if command is None and action is not None and "command" in action.group(1):
+        command = _command_in(context)  # "I can't run that command": the one the user gave
     if re.search(r"\b(?:sudo|root|superuser|elevated)\b", plain.lower()):
         return (f"the agent said it cannot act without sudo ({excerpt(plain, 90)}): grant the `run` user the sudo "
                 f"rights those commands need (a sudoers entry), or run them through a privileged target")
@@ -345,7 +358,11 @@ class CantRun(Rule):
     def check(self, session, ctx) -> Iterator[Finding]:
         hits = []
         for message in session.messages:
-            if message.role != "assistant" or not message.has_text or not _worth_reading(message.text):
+            if message.role != "assistant" or not message.has_text:
+                continue
+            if message.tool_calls and not any(w in message.text.lower() for w in _MISSING_WORDS):
+                continue  # it acted, and names nothing missing
+            if not _worth_reading(message.text):
                 continue
             claim = _first_claim(message.text, missing_only=bool(message.tool_calls))
             if claim is not None:

@@ -33,8 +33,13 @@ REASON = _compiled("reason")
 REFUSAL = _compiled("refusal")
 LEAD = _compiled("lead")
 LANGUAGES = tuple(sorted(DECLINE))
-# every statement that can be one cites a rule: one pass over the message finds out
-_ANY_REASON = re.compile("|".join(p.pattern for p in (*REASON.values(), *REFUSAL.values(), *LEAD.values())))
+# every statement that can be one names a rule with one of these words (cheap substring tests)
+_POLICY_WORDS = tuple(dict.fromkeys(lexicon.words(_LEXICON["words"]["policy"])))
+
+
+def _names_a_rule(lower: str) -> bool:
+    return any(word in lower for word in _POLICY_WORDS)
+
 _NOT = re.compile(lexicon.pattern(_TABLE, "not_gated", _MACROS) + "|" + lexicon.pattern(_TABLE, "not_conditional"))
 # what the agent declined to do, for the fix: the words after the decline (English)
 _ACTION = re.compile(
@@ -48,13 +53,13 @@ _ACTION = re.compile(
 def policy_statement(text: str) -> tuple[str, str, str] | None:
     """The first statement of `text` in which the agent declines citing a policy, rule or
     terms, as (sentence, language, the rule cited); None when there is none."""
-    if not _ANY_REASON.search(text.lower()):
+    if not _names_a_rule(text.lower()):
         return None  # most messages end here, unsplit
     said = list(statements(text))
     for i, (sentence, plain) in enumerate(said):
-        if _NOT.search(plain):
-            continue
         following = said[i + 1][1] if i + 1 < len(said) else ""
+        if not (_names_a_rule(plain) or (following and _names_a_rule(following))) or _NOT.search(plain):
+            continue
         for language in LANGUAGES:
             cited = REFUSAL[language].search(plain)
             if cited is None and DECLINE[language].search(plain):
