@@ -276,7 +276,7 @@ def _first_claim(text: str, missing_only: bool = False) -> str | None:
     said = list(statements(text))
     for i, (sentence, plain) in enumerate(said):
         if claim_in(plain) and (not missing_only or _MISSING.search(plain)):
-            if i + 1 < len(said) and _POLICY_LEAD.search(said[i + 1][1]):
+            if i + 1 < len(said) and (_POLICY_LEAD.search(said[i + 1][1]) or _POLICY.search(said[i + 1][1])):
                 continue
             return sentence
     return None

@@ -40,7 +40,7 @@ _POLICY_WORDS = tuple(dict.fromkeys(lexicon.words(_LEXICON["words"]["policy"])))
 def _names_a_rule(lower: str) -> bool:
     return any(word in lower for word in _POLICY_WORDS)
 
-_NOT = re.compile(lexicon.pattern(_TABLE, "not_gated", _MACROS) + "|" + lexicon.pattern(_TABLE, "not_conditional"))
+_NOT = re.compile("|".join(lexicon.pattern(_TABLE, key, _MACROS) for key in ("not_gated", "not_finding", "not_conditional")))
 # what the agent declined to do, for the fix: the words after the decline (English)
 _ACTION = re.compile(
     r"\b(?:can't|unable\s+to|not\s+able\s+to|not\s+(?:allowed|permitted|authori[sz]ed)\s+to|won't\s+be\s+able\s+to)"
@@ -63,8 +63,11 @@ def policy_statement(text: str) -> tuple[str, str, str] | None:
         for language in LANGUAGES:
             cited = REFUSAL[language].search(plain)
             if cited is None and DECLINE[language].search(plain):
-                cited = REASON[language].search(plain) or (
-                    LEAD[language].search(following) if language in LEAD and following else None)
+                # the rule cited here, or at the start of the next statement, or the next
+                # statement is itself "the policy does not allow it"
+                cited = REASON[language].search(plain) or ((
+                    (LEAD[language].search(following) if language in LEAD else None)
+                    or REFUSAL[language].search(following)) if following else None)
             if cited is not None:
                 return sentence, language, cited.group(0).strip(" ,.;:")
     return None
