@@ -267,8 +267,11 @@ class Rule:
         severity: Severity | str | None = None,
         blocker: str | None = None,
         data: dict[str, Any] | None = None,
+        fix: str | None = None,
     ) -> Finding:
-        """A finding of this rule; evidence items may be Messages (excerpt from their text)."""
+        """A finding of this rule; evidence items may be Messages (excerpt from their text).
+        `fix` replaces the docstring's stock `Fix:` for this finding (one that names what the
+        session shows: the command, the topic); None keeps the stock text."""
         items: list[Evidence] = []
         for item in evidence:
             if isinstance(item, Evidence):
@@ -285,7 +288,7 @@ class Rule:
             severity=sev,
             message=message,
             root_cause=self.root_cause(),
-            fix=self.fix(),
+            fix=fix if fix else self.fix(),
             evidence=items,
             blocker=blocker if blocker is not None else (message if sev == Severity.BLOCKER else None),
             data=dict(data or {}),

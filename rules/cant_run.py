@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -9,11 +10,12 @@ from nomos_forensics.rulekit import (
     Finding,
     Rule,
     Severity,
+    canonical,
     excerpt,
     hookimpl,
     letter_first,
+    lexicon,
     quote_from,
-    replies,
     statements,
 )
 
@@ -215,7 +217,7 @@ def _english_cue(lower: str) -> bool:
 
 OTHER_CUE = (
     r"\bno (?:p|t|s|e|m|d)|\bn[ãa]o\b|\bje\b|\bnon\b|\bich\b|\bhabe\b|\bkann\b|\bdarf\b|\bik\b|\bkan\b|\bnie\b|\bimpossible pour|"
-    r"\bne\b|\bnicht\b|\bkein|\bgeen\b|\bniet\b"
+    r"\bne\b|\bnicht\b|\bkein|\bgeen\b|\bniet\b|\btidak\b|\btak\b"
 )
 _OTHER_CUE = letter_first(OTHER_CUE)  # the same texts, found about 2.5x faster
 
@@ -228,38 +230,123 @@ def _worth_reading(text: str) -> bool:
     return _english_cue(lower) or bool(_OTHER_CUE.search(lower))
 
 
+def _table(name: str, key: str) -> re.Pattern[str]:
+    data = lexicon.load("nomos_forensics_rules", name)
+    return re.compile(lexicon.pattern(data["patterns"], key, data.get("macros", {})))
+
+
+# rules/lexicons/cant_run.toml: more claims, what is not one, what a claim names as missing
+_MORE_CLAIMS = _table("cant_run", "claims")
+_CLAIMS_ID = _table("cant_run", "claims_id")
+_NOT_A_CLAIM = re.compile("|".join(_table("cant_run", key).pattern for key in ("waiting", "code", "format", "scope")))
+_MISSING = _table("cant_run", "missing")
+_MISSING_WORDS = tuple(lexicon.words(lexicon.load("nomos_forensics_rules", "cant_run")["words"]["missing"]))
+_ACTION_WORDS = _table("cant_run", "action")
+_TARGET = _table("cant_run", "target")
+_HOST = _table("cant_run", "host")
+# rules/lexicons/refusal.toml: a claim that cites a policy, rule or terms is policy-refusal's
+_REFUSAL = lexicon.load("nomos_forensics_rules", "refusal")["patterns"]
+_POLICY = re.compile("|".join(
+    [_table("refusal", key).pattern for key in _REFUSAL if key.startswith("refusal_")]
+    # a decline and a cited rule of the same language, anywhere in the statement
+    + [f"^(?=.*?(?:{_table('refusal', key).pattern}))(?=.*?(?:{_table('refusal', 'reason_' + key[8:]).pattern}))"
+       for key in _REFUSAL if key.startswith("decline_")]), re.S)
+_POLICY_LEAD = re.compile("|".join(_table("refusal", key).pattern for key in _REFUSAL if key.startswith("lead_")))
+
+
 def claim_in(plain: str) -> bool:
     """Does this statement (see `rulekit.statements`) claim the agent cannot run/execute/access something?"""
     english = _english_cue(plain)
     other = not plain.isascii() or _OTHER_CUE.search(plain)
     if not (english or other) or _CONDITIONAL.search(plain):
         return False
-    hit = (english and (_NEGATION.search(plain) or _no_capability(plain))) or (
-        other and _OTHER_LANGUAGES.search(plain)
+    hit = (english and (_NEGATION.search(plain) or _no_capability(plain) or _MORE_CLAIMS.search(plain))) or (
+        other and (_OTHER_LANGUAGES.search(plain) or _CLAIMS_ID.search(plain))
     )
     if not hit:
         return False
-    return not (_GATED.search(plain) or _PARALLEL.search(plain))
+    return not (_GATED.search(plain) or _PARALLEL.search(plain) or _NOT_A_CLAIM.search(plain)
+                or _POLICY.search(plain))
 
 
-def _first_claim(text: str) -> str | None:
-    return next((sentence for sentence, plain in statements(text) if claim_in(plain)), None)
+def _first_claim(text: str, missing_only: bool = False) -> str | None:
+    """The first claim of `text`; with `missing_only`, only one that names what is missing
+    (a message that goes on to call a tool still works: it counts only when it names the gap).
+    A claim whose next statement cites a policy is policy-refusal's, not this rule's."""
+    said = list(statements(text))
+    for i, (sentence, plain) in enumerate(said):
+        if claim_in(plain) and (not missing_only or _MISSING.search(plain)):
+            if i + 1 < len(said) and (_POLICY_LEAD.search(said[i + 1][1]) or _POLICY.search(said[i + 1][1])):
+                continue
+            return sentence
+    return None
+
+
+def _command_in(text: str) -> str | None:
+    """The first inline code span of `text` that reads as a shell command (a program and its
+    arguments), not a path or a name."""
+    for code in re.findall(r"`([^`\n]{2,120})`", text):
+        code = code.strip()
+        if " " in code and re.match(r"(?:\./|sudo\s)?[a-z][\w.+-]*\s", code) and "\\" not in code:
+            return code
+    return None
+
+
+def session_fix(sentence: str, context: str) -> str | None:
+    """The fix naming what this session shows: the action the agent said it could not do, the
+    command (inline code in the claim) and target (in the claim or the user's words), as the
+    `run` call that does it; None when the claim names no action (the stock fix applies)."""
+    plain = " ".join(sentence.split())
+    action = _ACTION_WORDS.search(canonical(plain))
+    command = _command_in(plain)
+    if command is None and action is not None and "command" in action.group(1):
+        command = _command_in(context)  # "I can't run that command": the one the user gave
+    if re.search(r"\b(?:sudo|root|superuser|elevated)\b", plain.lower()):
+        return (f"the agent said it cannot act without sudo ({excerpt(plain, 90)}): grant the `run` user the sudo "
+                f"rights those commands need (a sudoers entry), or run them through a privileged target")
+    if command is None and action is None:
+        return None
+    found = _TARGET.search(plain.lower()) or _TARGET.search(context.lower())
+    target = f"lxc/{found.group(1)}" if found else None
+    if target is None and (host := _HOST.search(plain.lower()) or _HOST.search(context.lower())):
+        target = host.group(1).rstrip(".")
+    what = f"`{command}`" if command else f'"{excerpt(action.group(1).rstrip(" .,;:!"), 60)}"'
+    if _MISSING.search(canonical(plain)):
+        return (f"the agent said it cannot {what}: what it needs is missing ({excerpt(plain, 90)}); install it in the "
+                f"agent's environment, or let the agent install it with `run`")
+    if command:
+        call = {"command": command, **({"target": target} if target else {})}
+        return (f"the agent said it cannot run {what}: do it with `run {json.dumps(call)}` (there is no fixed action "
+                f"enum any more); make that explicit in SOUL.md")
+    where = f" on {target}" if target else ""
+    return (f"the agent said it cannot {what}{where}: do it with `run` and the shell command for it"
+            f"{' (' + json.dumps({'target': target}) + ')' if target else ''} (there is no fixed action enum any more); "
+            f"make that explicit in SOUL.md")
 
 
 class CantRun(Rule):
     """The agent says it cannot run, execute or access something.
 
     Detects: an assistant message (never a user's) with a sentence in which the agent claims
-    it cannot run, execute, access, restart, reach or do something, in many phrasings and
-    spellings ("I can't run that", "Im unable to", "I don't have the necessary privileges",
-    "I have no way of restarting it", "none of my tools can reboot a node", "there is no action
-    for that", "that's beyond my capabilities", "it isn't possible for me to", "As an AI, I can't",
-    "I'm sandboxed", "no puedo ejecutar", "ich habe keinen Zugriff", "我无法执行"). Not when the
-    claim is gated on approval ("I can run that once you approve", "I can't run it until you
-    confirm"), conditional, a question, about parallelism, about a third party ("nginx can't
-    start", "your user doesn't have access"), in the past after trying ("I couldn't connect on
-    the first attempt"), a finding rather than an action ("I can't find/see/tell/confirm"),
-    quoted, inside code, or when the same message goes on to call a tool.
+    it cannot run, execute, access, restart, reach or do something for lack of a capability,
+    tool, target or permission, in many phrasings and spellings ("I can't run that", "Im unable
+    to", "I don't have the necessary privileges", "I have no way of restarting it", "none of my
+    tools can reboot a node", "there is no action for that", "that's beyond my capabilities",
+    "As an AI, I can't", "I'm sandboxed", "I'm unable to provide information about that
+    account", "I cannot assist with removing it", "you need to run these manually since they
+    require sudo", "no puedo ejecutar", "ich habe keinen Zugriff", "saya tidak dapat mengakses",
+    "我无法执行"); in a message that goes on to call a tool, only a claim that names what is
+    missing ("I can't run pylint because it's not installed", "I can't test it without numpy").
+    Not: a refusal by policy (the claim or the next sentence cites a policy, rule or terms:
+    policy-refusal's, "I can't cancel it because the policy does not allow it"); a product
+    constraint stated about the thing ("basic fares cannot be changed"); the agent waiting on
+    the user's files ("I have no access to your code until you share it", "you haven't added
+    any files I can edit yet"); statements about code ("the angle is a float, so we can't use it
+    directly"); the client's edit format ("I can only give SEARCH/REPLACE blocks"); the task's
+    scope ("beyond the scope of what's asked"); a claim gated on approval ("I can't run it
+    until you confirm"), conditional, a question, about parallelism, about a third party
+    ("nginx can't start", "your user doesn't have access"), in the past after trying, a
+    finding rather than an action ("I can't find/see/tell/confirm"), quoted, or inside code.
     Root cause: missing target or capability: the agent believes there is no way to act.
     Fix: use `run` with a shell command (there is no fixed action enum any more); make that explicit in SOUL.md.
     """
@@ -270,18 +357,27 @@ class CantRun(Rule):
 
     def check(self, session, ctx) -> Iterator[Finding]:
         hits = []
-        for message in replies(session):
-            claim = _first_claim(message.text) if _worth_reading(message.text) else None
+        for message in session.messages:
+            if message.role != "assistant" or not message.has_text:
+                continue
+            if message.tool_calls and not any(w in message.text.lower() for w in _MISSING_WORDS):
+                continue  # it acted, and names nothing missing
+            if not _worth_reading(message.text):
+                continue
+            claim = _first_claim(message.text, missing_only=bool(message.tool_calls))
             if claim is not None:
                 hits.append((message, claim))
         if not hits:
             return
         quoted = [(message, quote_from(message.text, claim)) for message, claim in hits]
         first = excerpt(quoted[0][1], 80)
+        before = session.messages[:session.messages.index(hits[0][0])]
+        asked = " ".join(m.text for m in before if m.role == "user" and m.text)
         yield self.finding(
             f"agent says it cannot act ({len(hits)} message{'s' if len(hits) > 1 else ''}): \"{first}\"",
             quoted,
             blocker=f"agent says it cannot act: \"{excerpt(quoted[0][1], 70)}\"",
+            fix=session_fix(quote_from(hits[0][0].text, hits[0][1]).split(". ")[0], hits[0][0].text + " " + asked),
         )
 
 

@@ -11,6 +11,7 @@ from nomos_forensics.rulekit import (
     Option,
     Rule,
     Severity,
+    excerpt,
     hookimpl,
     letter_first,
     replies,
@@ -162,6 +163,22 @@ def says_no_knowledge(text: str) -> str | None:
     return None
 
 
+# What the agent had no knowledge of, for the fix: the words after "about/on/regarding" (group 1).
+_TOPIC = re.compile(
+    r"\b(?:about|on|regarding|concerning|for|of|with|sobre|acerca\s+de|über|zu|sur|concernant|su|riguardo|о|об)\s+"
+    r"((?!(?:that|this|it|the\s+web|the\s+internet|my|me)\b)(?:[^.,;:!?()]|\.(?=\w)){3,80}?)\s*(?:[.,;:!?()](?!\w)|$|\b(?:in\s+my|from\s+my|and\s+i|so\s+i|but\b|because\b|since\b))"
+)
+
+
+def topic_of(sentence: str, asked: str) -> str | None:
+    """What the agent said it knows nothing about: named in its sentence, else the user's question."""
+    found = _TOPIC.search(" ".join(sentence.split()))
+    if found and not re.fullmatch(r"(?:\w+\s+)?(?:knowledge|information|info|notes|kb|record|records)", found.group(1)):
+        return found.group(1).strip()
+    question = next((s for s in re.split(r"(?<=[.?!])\s+", " ".join(asked.split())) if s), "")
+    return excerpt(question, 80) or None
+
+
 class NoWebTool(Rule):
     """The agent has no local knowledge on the question and no web tool to look it up.
 
@@ -194,11 +211,18 @@ class NoWebTool(Rule):
             return
         hits = [(message, sentence) for message in replies(session) if (sentence := says_no_knowledge(message.text))]
         if hits:
+            first = session.messages.index(hits[0][0])
+            asked = next((m.text for m in reversed(session.messages[:first]) if m.role == "user" and m.text), "")
+            topic = topic_of(hits[0][1], asked)
+            tool = self.options["web_tools"][0] if self.options["web_tools"] else "http_get"
             yield self.finding(
                 f"agent had no knowledge to answer and no web tool ({len(hits)} message{'s' if len(hits) > 1 else ''}; "
                 f"no {'/'.join(sorted(web_tools))} call in the session)",
                 hits,
                 blocker="no local knowledge and no web-fetch tool",
+                fix=(f"the agent had no knowledge of \"{excerpt(topic, 80)}\" and no way to look it up: add the `{tool}` "
+                     f"(web fetch) MCP tool and tell the agent in SOUL.md to use it when local knowledge is missing")
+                if topic else None,
             )
 
 
