@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,3 +35,30 @@ def script(*args: str, env: dict | None = None, timeout: float = 120, **kwargs) 
     return subprocess.run(
         [str(SCRIPT), *args], capture_output=True, text=True, env=full_env, timeout=timeout, **kwargs
     )
+
+
+def probe_plugin(tmp_path: Path, name: str, body: str, *, header: str = "", code_prefix: str = "T") -> str:
+    """Write a one-rule plugin file whose `check()` is `body`; returns its path (for `-p`)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(f'''
+        from nomos_forensics import Rule, hookimpl
+        {header}
+
+        class Probe(Rule):
+            """Test probe.
+
+            Detects: nothing real.
+            Root cause: a test.
+            Fix: none.
+            """
+            code = "{code_prefix}{abs(hash(name)) % 900 + 100}"
+            name = "{name.replace('_', '-')}"
+
+            def check(self, session, ctx):
+        ''') + textwrap.indent(textwrap.dedent(body), " " * 8) + textwrap.dedent('''
+
+        @hookimpl
+        def nomos_forensics_rules():
+            return [Probe]
+        '''))
+    return str(path)

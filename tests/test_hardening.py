@@ -9,7 +9,6 @@ import pty
 import select
 import signal
 import subprocess
-import textwrap
 import time
 import uuid
 
@@ -21,35 +20,13 @@ from nomos_forensics.db import ConnectionSettings, Database
 from nomos_forensics.errors import ConnectionFailed
 from nomos_forensics.testing import insert_case
 
-from .helpers import SCRIPT, invoke, script
+from .helpers import SCRIPT, invoke, probe_plugin, script
 
 DEMO = "c0a1e5a1"
 
 
 def _plugin(tmp_path, name: str, body: str, header: str = "") -> str:
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(f'''
-        from nomos_forensics import Rule, hookimpl
-        {header}
-
-        class Probe(Rule):
-            """Test probe.
-
-            Detects: nothing real.
-            Root cause: a test.
-            Fix: none.
-            """
-            code = "H{abs(hash(name)) % 900 + 100}"
-            name = "{name.replace('_', '-')}"
-
-            def check(self, session, ctx):
-        ''') + textwrap.indent(textwrap.dedent(body), " " * 8) + textwrap.dedent('''
-
-        @hookimpl
-        def nomos_forensics_rules():
-            return [Probe]
-        '''))
-    return str(path)
+    return probe_plugin(tmp_path, name, body, header=header, code_prefix="H")
 
 
 def _demo_id(dsn: str) -> str:

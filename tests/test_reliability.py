@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import textwrap
 import threading
 import time
 
@@ -26,34 +25,13 @@ from nomos_forensics.errors import QueryFailed
 from nomos_forensics.model import Session, SessionInfo, message_from_mapping
 from nomos_forensics.testing import insert_case, review_case
 
-from .helpers import SCRIPT, invoke
+from .helpers import SCRIPT, invoke, probe_plugin
 
 DEMO = "c0a1e5a1"
 
 
 def _plugin(tmp_path, name: str, body: str) -> str:
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(f'''
-        from nomos_forensics import Rule, hookimpl
-
-        class Probe(Rule):
-            """Test probe.
-
-            Detects: nothing real.
-            Root cause: a test.
-            Fix: none.
-            """
-            code = "T{abs(hash(name)) % 900 + 100}"
-            name = "{name.replace('_', '-')}"
-
-            def check(self, session, ctx):
-        ''') + textwrap.indent(textwrap.dedent(body), " " * 8) + textwrap.dedent('''
-
-        @hookimpl
-        def nomos_forensics_rules():
-            return [Probe]
-        '''))
-    return str(path)
+    return probe_plugin(tmp_path, name, body)
 
 
 # ------------------------------------------------------------------ read-only
