@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
-from nomos_forensics.rulekit import Finding, Option, Rule, Severity, hookimpl, language
+from nomos_forensics.rulekit import Evidence, Finding, Option, Rule, Severity, excerpt, hookimpl, language
 
 # A user message is short ("reinicia nginx", "¿y ahora?", "重启 nginx"): one word unit and one
 # vote from the word lists are enough to name its language, if nothing else competes.
@@ -15,26 +16,113 @@ USER_MARGIN = 1.5
 USER_MIXED_EVIDENCE = 0.5
 USER_SHORT_UNITS = 6  # in a message this short, any such evidence is enough
 USER_WRITES_EVIDENCE = 2.0  # a sentence of the user's own in that language ("what does this mean: <pasted log>")
-SESSION_SAMPLE_CHARS = 5000
+USER_WEIGHT_CAP = 30.0  # one long message (a pasted document) weighs no more than a few sentences
+# A reply whose prose (pasted lines and commands out) is shorter than this must be at least a
+# quarter of the reply: a few words around a command line ("See … for more info.") tell nothing.
+REPLY_MIN_UNITS = 8.0
+
+
+@dataclass
+class _UserMessage:
+    turn: int
+    text: str  # the user's own prose (client-injected text and pasted lines removed)
+    profile: language.Profile
+    language: str | None  # what the words say, None when they cannot tell
+    guessed: str | None = None  # Lingua's guess for a short message the words could not decide
+
+
+@dataclass
+class _Users:
+    """The user's language across the conversation: each user message read once, own prose only."""
+
+    messages: dict[int, _UserMessage] = field(default_factory=dict)  # turn -> its user message
+    order: list[_UserMessage] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, session) -> _Users:
+        users = cls()
+        for turn in session.turns:
+            user = turn.user_message
+            text = language.own_prose(user.text) if user is not None and user.has_text else ""
+            prof = language.profile(text)
+            found = _user_language(text, prof)
+            entry = _UserMessage(turn.number, text, prof, found.language if found is not None else None)
+            users.messages[turn.number] = entry
+            users.order.append(entry)
+        return users
+
+    def turn(self, number: int) -> _UserMessage:
+        return self.messages.get(number) or _UserMessage(number, "", language.profile(""), None)
+
+    def language(self, upto: int | None = None) -> str | None:
+        """The language the user's prose is mostly in, up to turn `upto` (all turns if None):
+        each message's language weighed by its length (capped), close languages together."""
+        weights: dict[str, float] = {}
+        for entry in self.order:
+            if upto is not None and entry.turn > upto:
+                break
+            lang = entry.language or entry.guessed
+            if lang is not None:
+                weights[lang] = weights.get(lang, 0.0) + min(max(entry.profile.units, 1.0), USER_WEIGHT_CAP)
+        if not weights:
+            return None
+
+        def family(lang: str) -> float:
+            return sum(w for k, w in weights.items() if language.is_close(k, lang))
+
+        return max(weights, key=lambda lang: (family(lang), weights[lang]))
+
+    def scores(self, upto: int) -> dict[str, float]:
+        """The word-list votes of all the user's prose up to turn `upto`, summed."""
+        total: dict[str, float] = {}
+        for entry in self.order:
+            if entry.turn > upto:
+                break
+            for lang, score in entry.profile.scores.items():
+                total[lang] = total.get(lang, 0.0) + score
+        return total
+
+    def quote(self, upto: int, lang: str) -> _UserMessage | None:
+        """The user's latest message in `lang` (or a close language) up to turn `upto`."""
+        for entry in reversed(self.order):
+            if entry.turn <= upto and (entry.language or entry.guessed) and language.is_close(
+                entry.language or entry.guessed, lang
+            ):
+                return entry
+        return None
 
 
 class NonEnglishRefusal(Rule):
     """An assistant reply in another language than the user writes in.
 
     Detects: an assistant message whose prose (code blocks, inline code, reasoning blocks,
-    quoted lines and strings, paths, URLs and commands removed) is confidently in a different
-    language from the user's: the language of the user message of the same turn (a one- or
-    two-word message counts: "reinicia nginx", "¿y ahora?", "重启 nginx"), else of all the
-    user's messages, else `default_language`. Unicode scripts decide first (Chinese, Japanese,
-    Korean, Cyrillic, Arabic, Hebrew, Devanagari, Thai, …), then word lists of 33 Latin-script
-    languages, then an offline detector (Lingua, low-accuracy mode) for Latin prose the word
-    lists cannot decide. Not a finding: closely related languages (Spanish/Portuguese,
-    Danish/Norwegian/Swedish, Russian/Ukrainian, …); a user who writes some of their message in
-    the reply's language ("restart nginx por favor", an English question about a pasted Russian
-    error); a user who asked for that language or for a translation, in this turn or before;
-    replies with too little prose to tell (code, logs, tables, lists of names). A Spanish user
-    answered in Spanish is not a finding; an English user answered with Chinese boilerplate is,
-    and so is a German user answered in English.
+    quoted lines and strings, pasted output and code lines, paths, URLs and commands removed)
+    is confidently in a different language from the user's. The user's language is that of the
+    user's own prose across the conversation up to that turn: each user message's words
+    (client-injected text such as a context summary after compaction, <system-reminder> or
+    <command-…> blocks, and pasted logs, stack traces and code removed) name its language, and
+    the conversation's is the one most of them are in, so a plain English "Perfect! I've
+    completed all the tasks." to a user who writes Chinese is found even when the turn's only
+    user text was the client's summary. A reply also passes when it is in the language of its
+    own turn's user message (a user who switches language). Unicode scripts decide first
+    (Chinese, Japanese, Korean, Cyrillic, Arabic, Hebrew, Devanagari, Thai, …), then word lists
+    of 33 Latin-script languages, then an offline detector (Lingua, low-accuracy mode) for Latin
+    prose the word lists cannot decide. Closely related languages (Spanish/Portuguese,
+    Danish/Norwegian/Swedish, Russian/Ukrainian, …) count as one, except Spanish, Portuguese
+    and Italian when both sides are clear (a Portuguese "Para analizar por que o usuário admin
+    não pode aprovar…" to a user who writes Spanish throughout is a finding). The finding
+    quotes the reply and the user's words and names the language pair in its fix.
+    Not a finding: a Chinese reply to a Chinese user who pasted an English stack trace (pasted
+    lines are not the user's language); a user who writes some of their message in the reply's
+    language ("restart nginx por favor", an English question about a pasted Russian error); a
+    user who asked for that language, or for a translation without naming another language
+    ("translate this into Spanish"); a reply to a short first message before the user has
+    shown a language ("hi" answered in English, then Indonesian requests), or to a short
+    message in the language the conversation turns out to be in ("halo there" answered in
+    Indonesian); replies with too little prose to tell (code, logs, tables, lists of names, a
+    command with "See … for more info."). A Spanish user answered in Spanish is not a finding;
+    an English user answered with Chinese boilerplate is, and so is a German user answered in
+    English.
     Root cause: flash-tier model degradation: the model falls back to boilerplate in another language.
     Fix: add a response-quality guard that detects a language switch and retries (or escalates to a stronger model).
 
@@ -52,66 +140,109 @@ class NonEnglishRefusal(Rule):
     def check(self, session, ctx) -> Iterator[Finding]:
         min_conf = self.options["min_confidence"]
         default = self.options["default_language"]
-        session_language: list[str] = []  # computed once, on first need
-        user_texts: list[str] = []  # the user's messages so far
+        users: _Users | None = None  # read on first need
+        requests: list[tuple[int, str]] = []  # (turn, text) of every user message
         hits = []
         for turn in session.turns:
-            user = turn.user_message
-            user_text = user.text if user is not None and user.has_text else ""
-            if user_text:
-                user_texts.append(user_text)
-            user_profile: language.Profile | None = None
-            expected: str | None = None
             for message in turn.messages:
                 if message.role != "assistant" or not message.has_text:
                     continue
                 reply = language.detect(message.text)
                 if reply is None or reply.confidence < min_conf:
                     continue
-                if user_profile is None:
-                    user_profile = language.profile(user_text)
-                    found = _user_language(user_text, user_profile)
-                    if found is None and user_text:
-                        found = language.guess_short(user_text, user_profile)
-                    expected = found.language if found is not None else None
-                    guessed = expected is None
-                    if expected is None:
-                        if not session_language:
-                            joined = "\n".join(user_texts_all(session))[:SESSION_SAMPLE_CHARS]
-                            found = _user_language(joined, language.profile(joined))
-                            session_language.append(found.language if found is not None else default)
-                        expected = session_language[0]
-                if language.is_close(reply.language, expected):
-                    continue
-                # a user who mixes in the reply's language: "restart nginx por favor"
-                mixed = language.evidence(user_profile, reply.language)
-                if mixed >= USER_MIXED_EVIDENCE and (
-                    mixed >= USER_WRITES_EVIDENCE
-                    or mixed >= 0.5 * language.evidence(user_profile, expected)
-                    or user_profile.units <= USER_SHORT_UNITS
-                ):
-                    continue
-                if any(language.requested_language(text, reply.language) for text in user_texts):
-                    continue
-                # the user's language was not told by their words: a short message that may
-                # well be in the reply's language ("O backup terminou?") is no evidence of a switch
-                if guessed and user_text and language.could_be(user_text, user_profile, reply.language):
-                    continue
-                hits.append((message, reply.language, expected))
-        if not hits:
-            return
-        languages = sorted({language.LANGUAGE_NAMES.get(lang, lang) for _, lang, _ in hits})
-        expected_names = sorted({language.LANGUAGE_NAMES.get(e, e) for _, _, e in hits})
-        yield self.finding(
-            f"{len(hits)} assistant repl{'y' if len(hits) == 1 else 'ies'} in {', '.join(languages)} "
+                if users is None:
+                    users = _Users.read(session)
+                    requests = [(m.turn, m.text) for m in session.messages if m.role == "user" and m.has_text]
+                found = self._mismatch(message, reply, turn.number, users, requests, default)
+                if found is not None:
+                    hits.append(found)
+        if hits:
+            yield self._finding(hits, users)
+
+    def _mismatch(self, message, reply, number, users: _Users, requests: list[tuple[int, str]], default: str):
+        """(message, reply language, expected language, the user message quoted) or None."""
+        lang = reply.language
+        own = users.turn(number)
+        if own.language is None and own.text and own.guessed is None:
+            guess = language.guess_short(own.text, own.profile)
+            own.guessed = guess.language if guess is not None else None
+        this_turn = own.language or own.guessed
+        so_far = users.language(number)
+        expected = this_turn or so_far or default
+        reply_profile: list[language.Profile] = []
+
+        def same(a: str, b: str) -> bool:
+            if not language.is_close(a, b):
+                return False
+            if a == b or frozenset((a, b)) not in language.SEPARABLE:
+                return True
+            if not reply_profile:
+                reply_profile.append(language.profile(message.text))
+            return not language.told_apart(reply_profile[0], message.text, a, users.scores(number), b)
+
+        if same(lang, expected) or (so_far is not None and same(lang, so_far)):
+            return None
+        overall = users.language()
+        if overall is not None and own.profile.units <= USER_SHORT_UNITS and same(lang, overall):
+            return None  # a short message in the language the conversation turns out to be in
+        # a user who mixes in the reply's language: "restart nginx por favor"
+        if language.is_close(lang, expected):  # told apart (Portuguese to Spanish): each language's own votes
+            mixed, theirs = own.profile.scores.get(lang, 0.0), own.profile.scores.get(expected, 0.0)
+        else:
+            mixed, theirs = language.evidence(own.profile, lang), language.evidence(own.profile, expected)
+        if mixed >= USER_MIXED_EVIDENCE and (
+            mixed >= USER_WRITES_EVIDENCE
+            or mixed >= 0.5 * theirs
+            or own.profile.units <= USER_SHORT_UNITS
+        ):
+            return None
+        if any(language.asked_for(text, lang) for turn, text in requests if turn <= number):
+            return None
+        # the user's language was not told by their words: a short message that may well be in
+        # the reply's language ("O backup terminou?") is no evidence of a switch
+        if this_turn is None and own.text and language.could_be(own.text, own.profile, lang):
+            return None
+        # enough prose once pasted lines and commands are out, and still in that language
+        strict_text = language.prose(language.without_pasted_lines(message.text))
+        strict = language.profile(strict_text)
+        if strict.units < language.MIN_UNITS or (
+            strict.units < REPLY_MIN_UNITS and 4 * len("".join(strict_text.split())) < len("".join(message.text.split()))
+        ):
+            return None  # a few words around a command or a file: "See … for more info."
+        again = language.decide(strict, strict_text)
+        if again is None or same(again.language, expected):
+            return None
+        quoted = own if own.text and this_turn is not None else users.quote(number, expected)
+        return message, lang, expected, quoted
+
+    def _finding(self, hits, users: _Users) -> Finding:
+        names = language.LANGUAGE_NAMES
+        pairs: dict[tuple[str, str], int] = {}
+        evidence = []
+        for message, lang, expected, quoted in hits:
+            pairs[(expected, lang)] = pairs.get((expected, lang), 0) + 1
+            reply_words = " ".join(language.prose(message.text).split())[:90]
+            said = f' to {names.get(expected, expected)} "{" ".join(quoted.text.split())[:70]}"' if quoted else ""
+            evidence.append(Evidence(message.id, message.turn,
+                                     excerpt(f'{names.get(lang, lang)} reply "{reply_words}"{said}', 200)))
+        replies = sorted({names.get(lang, lang) for (_, lang) in pairs})
+        expected_names = sorted({names.get(e, e) for (e, _) in pairs})
+        pair_text = ", ".join(f"{names.get(e, e)} → {names.get(r, r)}" for (e, r) in pairs)
+        summary_turns = [m.turn for m, *_ in hits if users.turn(m.turn).text == "" and m.turn > 1]
+        after = (" The switch follows turns whose only user text is the client's (a context summary): carry "
+                 "the user's language into the summary." if summary_turns else "")
+        first_expected = names.get(hits[0][2], hits[0][2])
+        fix = (f"Replies switched language ({pair_text}): add a response-language guard that detects a reply "
+               f"not in the user's language and retries with an explicit \"answer in {first_expected}\" "
+               f"instruction (or escalates to a stronger model).{after}")
+        return self.finding(
+            f"{len(hits)} assistant repl{'y' if len(hits) == 1 else 'ies'} in {', '.join(replies)} "
             f"to a user writing {', '.join(expected_names)}",
-            [m for m, _, _ in hits],
-            blocker=f"reply in {', '.join(languages)} to a {', '.join(expected_names)}-speaking user",
+            evidence,
+            blocker=f"reply in {', '.join(replies)} to a {', '.join(expected_names)}-speaking user",
+            data={"pairs": [{"user": e, "reply": r, "count": n} for (e, r), n in pairs.items()]},
+            fix=fix,
         )
-
-
-def user_texts_all(session) -> list[str]:
-    return [m.text for m in session.messages if m.role == "user" and m.has_text]
 
 
 def _user_language(text: str, prof: language.Profile) -> language.Detection | None:
