@@ -16,7 +16,9 @@ USER_MARGIN = 1.5
 USER_MIXED_EVIDENCE = 0.5
 USER_SHORT_UNITS = 6  # in a message this short, any such evidence is enough
 USER_WRITES_EVIDENCE = 2.0  # a sentence of the user's own in that language ("what does this mean: <pasted log>")
-USER_WEIGHT_CAP = 30.0  # one long message (a pasted document) weighs no more than a few sentences
+# Each user message votes for its language with 1 + (word units, capped) / USER_WEIGHT_CAP: the
+# conversation's language is the one most messages are in; one pasted document is one vote.
+USER_WEIGHT_CAP = 30.0
 # A reply whose prose (pasted lines and commands out) is shorter than this must be at least a
 # quarter of the reply: a few words around a command line ("See … for more info.") tell nothing.
 REPLY_MIN_UNITS = 8.0
@@ -55,15 +57,15 @@ class _Users:
         return self.messages.get(number) or _UserMessage(number, "", language.profile(""), None)
 
     def language(self, upto: int | None = None) -> str | None:
-        """The language the user's prose is mostly in, up to turn `upto` (all turns if None):
-        each message's language weighed by its length (capped), close languages together."""
+        """The language most of the user's messages are in, up to turn `upto` (all turns if
+        None): one vote per message, a little more for a longer one, close languages together."""
         weights: dict[str, float] = {}
         for entry in self.order:
             if upto is not None and entry.turn > upto:
                 break
             lang = entry.language or entry.guessed
             if lang is not None:
-                weights[lang] = weights.get(lang, 0.0) + min(max(entry.profile.units, 1.0), USER_WEIGHT_CAP)
+                weights[lang] = weights.get(lang, 0.0) + 1.0 + min(entry.profile.units, USER_WEIGHT_CAP) / USER_WEIGHT_CAP
         if not weights:
             return None
 
