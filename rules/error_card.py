@@ -9,13 +9,14 @@ from nomos_forensics.rulekit import Finding, Rule, Severity, excerpt, hookimpl, 
 
 _LEXICON = lexicon.load("nomos_forensics_rules", "error_cards")
 CAUSES: tuple[str, ...] = tuple(_LEXICON["order"])
+REPORTED = tuple(cause for cause in CAUSES if cause != "empty")  # "empty" is empty-response's
 CAUSE_NAMES: dict[str, str] = dict(_LEXICON["names"])
 _PATTERNS = {cause: re.compile(lexicon.pattern(_LEXICON["patterns"], cause), re.I) for cause in CAUSES}
 _BOILERPLATE = re.compile(lexicon.pattern(_LEXICON["patterns"], "boilerplate"), re.I)
 _FIXES: dict[str, str] = dict(_LEXICON["fixes"])
 _ROOT_CAUSES: dict[str, str] = dict(_LEXICON["root_causes"])
 
-_RETRY = re.compile(r"\bretrying in [\d.]+ ?s(?:econds?)?\b\.*", re.I)
+_RETRY = re.compile(_LEXICON["patterns"]["retry"], re.I)
 _PROVIDER = re.compile(r"\b([A-Z][A-Za-z]*?)(?:_ai_beta|_ai|_studio)?Exception\b")
 _PROVIDER_NAMES = {"openrouter": "OpenRouter", "openai": "OpenAI", "deepseek": "DeepSeek", "vertex": "Vertex AI",
                    "anthropic": "Anthropic", "lm": "LM Studio", "gemini": "Gemini", "azure": "Azure OpenAI"}
@@ -30,10 +31,14 @@ def attempts(error: str) -> list[str]:
 
 
 def classify(error: str) -> str:
-    """The cause of an error card: one of CAUSES, or "unknown"."""
-    for text in (attempts(error)[-1], error):
+    """The cause of an error card: one of CAUSES, or "unknown". "empty" (blank completions,
+    empty-response's) is read on the last attempt only."""
+    last = attempts(error)[-1]
+    if _PATTERNS["empty"].search(last):
+        return "empty"
+    for text in (last, error):
         text = _BOILERPLATE.sub(" ", text)
-        for cause in CAUSES:
+        for cause in REPORTED:
             if _PATTERNS[cause].search(text):
                 return cause
     return "unknown"
@@ -75,7 +80,8 @@ class ErrorCard(Rule):
     exceeded your current quota" is quota). The fix names the provider, the model and the
     card's own words. Not a finding: an error a tool returned as its result (`is_error` on a
     tool row: the model saw it and can recover), a reply that quotes an error message, a blank
-    completion (empty-response).
+    completion or a card that records blank completions ("The model returned an empty response
+    3 times", Nomos's card after its retries: empty-response reports both).
     Root cause: the provider or the client failed the turn (quota, rate limit, context window, credentials, model name, outage).
     Fix: handle each cause where it arises (top up quota, back off on rate limits, trim context, validate keys and model names at start-up, fail over on outages) instead of showing the user an error card.
     """
@@ -88,7 +94,9 @@ class ErrorCard(Rule):
         by_cause: dict[str, list] = {}
         for message in session.messages:
             if message.role == "assistant" and message.error:
-                by_cause.setdefault(classify(message.error), []).append(message)
+                cause = classify(message.error)
+                if cause != "empty":  # blank completions: empty-response reports them
+                    by_cause.setdefault(cause, []).append(message)
         for cause, cards in sorted(by_cause.items(), key=lambda item: _order(item[0])):
             last = cards[-1].error or ""
             named = provider(last)
