@@ -30,7 +30,12 @@ class _UserMessage:
     text: str  # the user's own prose (client-injected text and pasted lines removed)
     profile: language.Profile
     language: str | None  # what the words say, None when they cannot tell
+    so_far: str | None = None  # the conversation's language up to and including this message
     guessed: str | None = None  # Lingua's guess for a short message the words could not decide
+    guess_done: bool = False
+
+
+_NO_MESSAGE = _UserMessage(0, "", language.profile(""), None)
 
 
 @dataclass
@@ -39,40 +44,34 @@ class _Users:
 
     messages: dict[int, _UserMessage] = field(default_factory=dict)  # turn -> its user message
     order: list[_UserMessage] = field(default_factory=list)
+    overall: str | None = None  # the language most of the user's messages are in
 
     @classmethod
     def read(cls, session) -> _Users:
+        """Each user message's own language, and the conversation's up to each turn: the
+        language most messages are in (one vote per message, a little more for a longer one,
+        close languages together), so one pasted document is one vote."""
         users = cls()
+        weights: dict[str, float] = {}
+        so_far: str | None = None
         for turn in session.turns:
             user = turn.user_message
             text = language.own_prose(user.text) if user is not None and user.has_text else ""
             prof = language.profile(text)
             found = _user_language(text, prof)
             entry = _UserMessage(turn.number, text, prof, found.language if found is not None else None)
+            if entry.language is not None:
+                weights[entry.language] = weights.get(entry.language, 0.0) + 1.0 + min(
+                    prof.units, USER_WEIGHT_CAP) / USER_WEIGHT_CAP
+                so_far = _leader(weights)
+            entry.so_far = so_far
             users.messages[turn.number] = entry
             users.order.append(entry)
+        users.overall = so_far
         return users
 
     def turn(self, number: int) -> _UserMessage:
-        return self.messages.get(number) or _UserMessage(number, "", language.profile(""), None)
-
-    def language(self, upto: int | None = None) -> str | None:
-        """The language most of the user's messages are in, up to turn `upto` (all turns if
-        None): one vote per message, a little more for a longer one, close languages together."""
-        weights: dict[str, float] = {}
-        for entry in self.order:
-            if upto is not None and entry.turn > upto:
-                break
-            lang = entry.language or entry.guessed
-            if lang is not None:
-                weights[lang] = weights.get(lang, 0.0) + 1.0 + min(entry.profile.units, USER_WEIGHT_CAP) / USER_WEIGHT_CAP
-        if not weights:
-            return None
-
-        def family(lang: str) -> float:
-            return sum(w for k, w in weights.items() if language.is_close(k, lang))
-
-        return max(weights, key=lambda lang: (family(lang), weights[lang]))
+        return self.messages.get(number) or _NO_MESSAGE
 
     def scores(self, upto: int) -> dict[str, float]:
         """The word-list votes of all the user's prose up to turn `upto`, summed."""
@@ -87,11 +86,16 @@ class _Users:
     def quote(self, upto: int, lang: str) -> _UserMessage | None:
         """The user's latest message in `lang` (or a close language) up to turn `upto`."""
         for entry in reversed(self.order):
-            if entry.turn <= upto and (entry.language or entry.guessed) and language.is_close(
-                entry.language or entry.guessed, lang
-            ):
+            if entry.turn <= upto and entry.language is not None and language.is_close(entry.language, lang):
                 return entry
         return None
+
+
+def _leader(weights: dict[str, float]) -> str:
+    def family(lang: str) -> float:
+        return sum(w for k, w in weights.items() if language.is_close(k, lang))
+
+    return max(weights, key=lambda lang: (family(lang), weights[lang]))
 
 
 class NonEnglishRefusal(Rule):
@@ -165,11 +169,11 @@ class NonEnglishRefusal(Rule):
         """(message, reply language, expected language, the user message quoted) or None."""
         lang = reply.language
         own = users.turn(number)
-        if own.language is None and own.text and own.guessed is None:
+        if own.language is None and own.text and not own.guess_done:
             guess = language.guess_short(own.text, own.profile)
-            own.guessed = guess.language if guess is not None else None
+            own.guessed, own.guess_done = (guess.language if guess is not None else None), True
         this_turn = own.language or own.guessed
-        so_far = users.language(number)
+        so_far = own.so_far if own is not _NO_MESSAGE else users.overall
         expected = this_turn or so_far or default
         reply_profile: list[language.Profile] = []
 
@@ -184,7 +188,7 @@ class NonEnglishRefusal(Rule):
 
         if same(lang, expected) or (so_far is not None and same(lang, so_far)):
             return None
-        overall = users.language()
+        overall = users.overall
         if overall is not None and own.profile.units <= USER_SHORT_UNITS and same(lang, overall):
             return None  # a short message in the language the conversation turns out to be in
         # a user who mixes in the reply's language: "restart nginx por favor"
