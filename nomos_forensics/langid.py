@@ -219,8 +219,25 @@ def confidence_for(text: str, language: str) -> float:
 _PATTERNS = LEXICON["patterns"]
 _INJECTED_MESSAGE = re.compile(lexicon.pattern(_PATTERNS, "injected_message"), re.I | re.S)
 _INJECTED_TAG = re.compile(r"<(" + _PATTERNS["injected_tags"] + r")\b[^>]*>.*?(?:</\1\s*>|\Z)", re.I | re.S)
-_PASTED_LINE = re.compile(lexicon.pattern(_PATTERNS, "pasted_line"), re.I)
-_LETTER = re.compile(r"[^\W\d_]")
+_PASTED_START = re.compile(lexicon.pattern(_PATTERNS, "pasted_start"), re.I)
+_PASTED_END = re.compile(lexicon.pattern(_PATTERNS, "pasted_end"), re.I)
+_PASTED_FLAGS = re.compile(lexicon.pattern(_PATTERNS, "pasted_flags"), re.I)
+# Every pattern above, and a line of symbols, needs one of these (or starts with such a word).
+_CODEISH = re.compile(r"""[$%>@/\\~{}();=\[\]:|#"+-]|\d\d|^(?:import|from|export)\s""", re.I)
+_FIRST_CHARS = frozenset(LEXICON["pasted_gate"]["first_chars"])
+_FIRST_WORDS = frozenset(lexicon.words(LEXICON["pasted_gate"]["first_words"]))
+_WORD_END = re.compile(r"[\s(:{\[<]")
+
+
+def _first_word(line: str) -> str:
+    """The line's first word, lower case; any word ending in error/exception counts as "error"."""
+    end = _WORD_END.search(line, 0, 40)
+    word = (line[: end.start()] if end else line[:40]).lower()
+    return "error" if word.endswith(("error", "exception")) else word
+
+
+_NOT_LETTER = re.compile(r"[\W\d_]+")
+_ASCII_LETTERS = str.maketrans("", "", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 # Close languages told apart when both sides are clear (a Portuguese reply to a Spanish user).
 SEPARABLE = frozenset(frozenset(pair) for pair in LEXICON["separable"])
 SEPARATE_SCORE = 6.0  # the reply's own votes for its language, at least
@@ -238,10 +255,24 @@ def _pasted(line: str) -> bool:
     stripped = line.strip()
     if not stripped:
         return False
-    if _PASTED_LINE.search(stripped):
+    if not _CODEISH.search(stripped):
+        return False  # plain words: nothing below can match
+    if stripped[0] in _FIRST_CHARS or stripped[1:3] == ":\\" or _first_word(stripped) in _FIRST_WORDS:
+        if _PASTED_START.match(stripped):
+            return True
+    if stripped[-1] in ";{}>" and _PASTED_END.search(stripped[-80:]):
         return True
+    if "--" in stripped and _PASTED_FLAGS.search(stripped):
+        return True
+    if len(stripped) < 12:
+        return False
     # mostly digits and symbols (tables of numbers, hex dumps, paths and flags)
-    return len(stripped) >= 12 and len(_LETTER.findall(stripped)) * 5 < len(stripped.replace(" ", "")) * 2
+    chars = len(stripped) - stripped.count(" ")
+    if stripped.isascii():
+        letters = chars - len(stripped.translate(_ASCII_LETTERS).replace(" ", ""))
+    else:
+        letters = len(_NOT_LETTER.sub("", stripped))
+    return letters * 5 < chars * 2
 
 
 def without_pasted_lines(text: str) -> str:

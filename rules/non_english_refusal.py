@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from nomos_forensics.rulekit import Evidence, Finding, Option, Rule, Severity, excerpt, hookimpl, language
 
@@ -38,55 +38,69 @@ class _UserMessage:
 _NO_MESSAGE = _UserMessage(0, "", language.profile(""), None)
 
 
-@dataclass
 class _Users:
-    """The user's language across the conversation: each user message read once, own prose only."""
+    """The user's language across the conversation, read lazily: a turn's own user message when
+    a reply of that turn needs it, the conversation's language up to a turn only when the reply
+    is not in the turn's own language (each user message is read once, own prose only)."""
 
-    messages: dict[int, _UserMessage] = field(default_factory=dict)  # turn -> its user message
-    order: list[_UserMessage] = field(default_factory=list)
-    overall: str | None = None  # the language most of the user's messages are in
-
-    @classmethod
-    def read(cls, session) -> _Users:
-        """Each user message's own language, and the conversation's up to each turn: the
-        language most messages are in (one vote per message, a little more for a longer one,
-        close languages together), so one pasted document is one vote."""
-        users = cls()
-        weights: dict[str, float] = {}
-        so_far: str | None = None
-        for turn in session.turns:
-            user = turn.user_message
-            text = language.own_prose(user.text) if user is not None and user.has_text else ""
-            prof = language.profile(text)
-            found = _user_language(text, prof)
-            entry = _UserMessage(turn.number, text, prof, found.language if found is not None else None)
-            if entry.language is not None:
-                weights[entry.language] = weights.get(entry.language, 0.0) + 1.0 + min(
-                    prof.units, USER_WEIGHT_CAP) / USER_WEIGHT_CAP
-                so_far = _leader(weights)
-            entry.so_far = so_far
-            users.messages[turn.number] = entry
-            users.order.append(entry)
-        users.overall = so_far
-        return users
+    def __init__(self, session) -> None:
+        self._turns = {turn.number: turn for turn in session.turns}
+        self._order = sorted(self._turns)
+        self._entries: dict[int, _UserMessage] = {}
+        self._done = 0  # how many turns (in order) the running vote has counted
+        self._weights: dict[str, float] = {}
+        self._leader: str | None = None
 
     def turn(self, number: int) -> _UserMessage:
-        return self.messages.get(number) or _NO_MESSAGE
+        entry = self._entries.get(number)
+        if entry is None:
+            turn = self._turns.get(number)
+            user = turn.user_message if turn is not None else None
+            if user is None or not user.has_text:
+                return _NO_MESSAGE
+            text = language.own_prose(user.text)
+            prof = language.profile(text)
+            found = _user_language(text, prof)
+            entry = self._entries[number] = _UserMessage(number, text, prof, found.language if found else None)
+        return entry
+
+    def so_far(self, number: int) -> str | None:
+        """The language most of the user's messages are in up to turn `number` (one vote per
+        message, a little more for a longer one, close languages together: one pasted document
+        is one vote), or None while no message has told."""
+        while self._done < len(self._order) and self._order[self._done] <= number:
+            entry = self.turn(self._order[self._done])
+            if entry.language is not None:
+                self._weights[entry.language] = self._weights.get(entry.language, 0.0) + 1.0 + min(
+                    entry.profile.units, USER_WEIGHT_CAP) / USER_WEIGHT_CAP
+                self._leader = _leader(self._weights)
+            if entry is not _NO_MESSAGE:
+                entry.so_far = self._leader
+            self._done += 1
+        entry = self._entries.get(number)
+        return entry.so_far if entry is not None else self._leader
+
+    def overall(self) -> str | None:
+        """The language most of the user's messages are in, over the whole conversation."""
+        self.so_far(self._order[-1] if self._order else 0)
+        return self._leader
+
+    def counted(self, upto: int) -> list[_UserMessage]:
+        self.so_far(upto)
+        return [self._entries[n] for n in self._order if n <= upto and n in self._entries]
 
     def scores(self, upto: int) -> dict[str, float]:
         """The word-list votes of all the user's prose up to turn `upto`, summed."""
         total: dict[str, float] = {}
-        for entry in self.order:
-            if entry.turn > upto:
-                break
+        for entry in self.counted(upto):
             for lang, score in entry.profile.scores.items():
                 total[lang] = total.get(lang, 0.0) + score
         return total
 
     def quote(self, upto: int, lang: str) -> _UserMessage | None:
         """The user's latest message in `lang` (or a close language) up to turn `upto`."""
-        for entry in reversed(self.order):
-            if entry.turn <= upto and entry.language is not None and language.is_close(entry.language, lang):
+        for entry in reversed(self.counted(upto)):
+            if entry.language is not None and language.is_close(entry.language, lang):
                 return entry
         return None
 
@@ -157,7 +171,7 @@ class NonEnglishRefusal(Rule):
                 if reply is None or reply.confidence < min_conf:
                     continue
                 if users is None:
-                    users = _Users.read(session)
+                    users = _Users(session)
                     requests = [(m.turn, m.text) for m in session.messages if m.role == "user" and m.has_text]
                 found = self._mismatch(message, reply, turn.number, users, requests, default)
                 if found is not None:
@@ -173,8 +187,6 @@ class NonEnglishRefusal(Rule):
             guess = language.guess_short(own.text, own.profile)
             own.guessed, own.guess_done = (guess.language if guess is not None else None), True
         this_turn = own.language or own.guessed
-        so_far = own.so_far if own is not _NO_MESSAGE else users.overall
-        expected = this_turn or so_far or default
         reply_profile: list[language.Profile] = []
 
         def same(a: str, b: str) -> bool:
@@ -186,9 +198,13 @@ class NonEnglishRefusal(Rule):
                 reply_profile.append(language.profile(message.text))
             return not language.told_apart(reply_profile[0], message.text, a, users.scores(number), b)
 
+        if this_turn is not None and same(lang, this_turn):
+            return None  # the common case: answered in the language of the turn's own message
+        so_far = users.so_far(number)
+        expected = this_turn or so_far or default
         if same(lang, expected) or (so_far is not None and same(lang, so_far)):
             return None
-        overall = users.overall
+        overall = users.overall()
         if overall is not None and own.profile.units <= USER_SHORT_UNITS and same(lang, overall):
             return None  # a short message in the language the conversation turns out to be in
         # a user who mixes in the reply's language: "restart nginx por favor"
