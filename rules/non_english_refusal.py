@@ -161,7 +161,7 @@ class NonEnglishRefusal(Rule):
         min_conf = self.options["min_confidence"]
         default = self.options["default_language"]
         users: _Users | None = None  # read on first need
-        requests: list[tuple[int, str]] = []  # (turn, text) of every user message
+        requests: list[tuple[int, str]] | None = None  # (turn, text) of every user message, on first need
         hits = []
         for turn in session.turns:
             for message in turn.messages:
@@ -172,6 +172,12 @@ class NonEnglishRefusal(Rule):
                     continue
                 if users is None:
                     users = _Users(session)
+                own = users.turn(turn.number).language
+                if own is not None and (reply.language == own or (
+                    language.is_close(reply.language, own) and frozenset((reply.language, own)) not in language.SEPARABLE
+                )):
+                    continue  # the common case: answered in the language of the turn's own message
+                if requests is None:
                     requests = [(m.turn, m.text) for m in session.messages if m.role == "user" and m.has_text]
                 found = self._mismatch(message, reply, turn.number, users, requests, default)
                 if found is not None:
