@@ -23,6 +23,12 @@ Three stages, cheapest first, all offline:
    decide, and never when English leads. English text almost never gets here (Cyrillic and
    other scripts never do); the detector loads lazily, once per process.
 
+Whose words: `own_prose` keeps what the user wrote themself in a user message (client-injected
+text such as a compaction summary or <system-reminder> blocks, and pasted log, trace and code
+lines, out: `without_pasted_lines`); `told_apart` separates close languages (Spanish and
+Portuguese) when both sides are clear; `asked_for` reads a request for a language. The
+patterns are data in lexicons/langid.toml.
+
 Prose is read in chunks of CHUNK_CHARS, at most ANALYSE_CHARS characters, and reading stops as
 soon as one language family has clearly won: a long English reply costs one chunk, tens of
 microseconds.
