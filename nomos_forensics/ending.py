@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from . import lexicon
+from .text import canonical, sentences
 
 if TYPE_CHECKING:
     from .model import Message, Session
@@ -20,7 +21,7 @@ DEFAULT_GRACE = timedelta(minutes=10)
 
 # kinds of ending; the first two are finished, the rest leave the user without an answer
 ANSWERED = "answered"  # a final assistant text (or a closing thank-you after it)
-COMPLETED = "completed"  # the last tool round called complete_task and only its results follow
+COMPLETED = "completed"  # the last tool round called complete_task (or submitted) and only its results follow
 TOOL_RESULT = "tool-result"  # a stored tool result with no assistant reply after it
 TOOL_CALL = "tool-call"  # tool calls whose results were never stored
 USER = "user"  # a user message nobody answered
@@ -31,7 +32,7 @@ FINISHED = (ANSWERED, COMPLETED)
 
 DESCRIPTION = {
     ANSWERED: "a final answer",
-    COMPLETED: "a complete_task call",
+    COMPLETED: "a complete_task or submit call",
     TOOL_RESULT: "a tool result with no assistant reply after it",
     TOOL_CALL: "an assistant tool call whose result was never stored",
     USER: "a user message with no assistant reply",
@@ -43,6 +44,15 @@ DESCRIPTION = {
 _CLOSINGS = lexicon.load("nomos_forensics", "closings")["patterns"]
 THANKS = re.compile(lexicon.pattern(_CLOSINGS, "thanks"), re.IGNORECASE)
 CLOSING = re.compile(lexicon.pattern(_CLOSINGS, "closing"))
+
+_WORDS = lexicon.load("nomos_forensics", "endings")
+_MACROS = _WORDS.get("macros", {})
+SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)
+SUBMIT = re.compile(lexicon.pattern(_WORDS["patterns"], "submit", _MACROS))
+UNABLE, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED = (
+    re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
+    for key in ("unable", "caveat", "waiting", "client_failed", "client_applied"))
+FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,10 @@ class Ending:
     closing: "Message | None"
     completion: "Message | None"
     status: str
+    final: "tuple[Message, ...]" = ()  # the last turn's last text replies (up to FINAL_MESSAGES)
+    client: "tuple[Message, ...]" = ()  # system (client) messages after the last message
+    worked: bool = False  # the last turn did work: a tool call other than the finishing one, or an applied change
+    earlier: bool = False  # an earlier turn ended on an answer that is not an inability
 
     @property
     def finished(self) -> bool:
@@ -89,13 +103,76 @@ class Ending:
     def describe(self) -> str:
         return DESCRIPTION[self.kind]
 
+    def says(self, what: "re.Pattern[str]") -> "tuple[Message, str] | None":
+        """The first final statement matching `what`, with its message (latest message first)."""
+        for message in reversed(self.final):
+            for sentence in sentences(message.text or ""):
+                if what.search(canonical(sentence)):
+                    return message, sentence
+        return None
+
+    @property
+    def client_failed(self) -> "Message | None":
+        """A client message after the last reply reporting that its change was not applied."""
+        return next((m for m in self.client if CLIENT_FAILED.search((m.text or "").lower())), None)
+
 
 def ending_of(session: "Session") -> Ending:
-    conversation = [m for m in session.messages if m.role in CONVERSATION_ROLES]
+    messages = session.messages
+    conversation = [m for m in messages if m.role in CONVERSATION_ROLES]
     status = (session.info.status or "").strip().lower() if isinstance(session.info.status, str) else ""
     kind, closing = _kind(conversation)
-    return Ending(kind, conversation[-1] if conversation else None, closing,
-                  last_successful_completion(session.messages), status)
+    if kind == TOOL_CALL and status == "completed":
+        kind = COMPLETED  # the platform closed the session on that call: the run's submit step
+    last = conversation[-1] if conversation else None
+    if last is None:
+        return Ending(kind, None, None, None, status)
+    client: tuple = ()
+    if closing is None:
+        tail = []
+        for message in reversed(messages):
+            if message is last:
+                break
+            tail.append(message)
+        client = tuple(m for m in reversed(tail) if m.role == "system")
+    answered = conversation[-2] if closing is not None else last
+    turn = (answered or last).turn
+    in_turn = [m for m in conversation if m.turn == turn]
+    replies = [m for m in in_turn if m.role == "assistant" and m.has_text]
+    worked = any(not is_finishing(c) for m in in_turn for c in m.tool_calls) or any(
+        CLIENT_APPLIED.search((m.text or "").lower()) for m in messages if m.role == "system" and m.turn == turn)
+    return Ending(kind, last, closing, last_successful_completion(messages), status,
+                  final=tuple(replies[-FINAL_MESSAGES:]), client=client, worked=worked,
+                  earlier=_answered_before(conversation, turn))
+
+
+def is_finishing(call) -> bool:
+    """A call that ends the task: complete_task or a submit step (by tool name or marker)."""
+    if call.name in COMPLETION_TOOLS or (call.name and SUBMIT_TOOLS.fullmatch(call.name)):
+        return True
+    arguments = call.arguments
+    if not arguments:
+        return False
+    text = arguments if isinstance(arguments, str) else _json(arguments)
+    return SUBMIT.search(text) is not None
+
+
+def _json(value) -> str:
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _answered_before(conversation: "list[Message]", turn: int) -> bool:
+    """Some turn before `turn` ended on a text answer that does not say it could not do it."""
+    by_turn: dict[int, Message] = {}
+    for message in conversation:
+        if 0 < message.turn < turn and message.role == "assistant" and message.has_text and not message.error:
+            by_turn[message.turn] = message
+    return any(not any(UNABLE.search(canonical(s)) for s in sentences(m.text or "")) for m in by_turn.values())
 
 
 def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
@@ -128,10 +205,11 @@ def is_closing(text: str | None) -> bool:
 
 
 def _ends_after_completion(conversation: "list[Message]") -> bool:
-    """The last assistant tool-call round includes complete_task and only tool results follow it."""
+    """The last assistant tool-call round includes complete_task or a submit step, and only tool
+    results follow it."""
     for message in reversed(conversation):
         if message.tool_calls:
-            return any(call.name in COMPLETION_TOOLS for call in message.tool_calls)
+            return any(is_finishing(call) for call in message.tool_calls)
         if message.role == "assistant" and message.has_text:
             return False
     return False
