@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from .ending import BLANK, CAVEAT, COMPLETED, CONVERSATION_ROLES, DEFAULT_GRACE, ERROR, UNABLE, USER, WAITING
+from .ending import BLANK, CAVEAT, COMPLETED, CONVERSATION_ROLES, DEFAULT_GRACE, ERROR, NOTHING_LEFT, USER, WAITING
 from .model import Session, excerpt
 from .rule import Finding, Severity
 
@@ -174,17 +174,20 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     7. the client reports after the last reply that its change was not applied and it stopped
        ("Only 3 reflections allowed, stopping."): partial after an earlier answer, else failed.
     8. the final words say it could not do something ("I can't run the build", "no local
-       knowledge on that", "无法执行"): partial when the last turn did work, else failed.
+       knowledge on that", "无法执行"): partial when the last turn did work, else failed;
+       unless they say nothing is left to do ("there are no tasks marked with [ ]"), and not
+       for a fact about the code ("X is a float, so we can't use it directly").
     9. failed: the final words wait for the user to supply something ("I'll wait for you to
-       share the files") and the last turn did no work.
+       share the files"), the last turn did no work and nothing is left to do.
     10. partial: the final words admit the result is unverified or incomplete ("the test has
         issues but ...", "beyond what I can easily test", "it should fix the issue, but it
         doesn't").
-    11. achieved: a finishing call (`complete_task` whose result is no error, or a submit
+    11. achieved: the final words say nothing is left to do, and the last turn did no work.
+    12. achieved: a finishing call (`complete_task` whose result is no error, or a submit
         step), or status `completed`.
-    12. unknown: the final reply is a short question (under 300 characters, ending in "?") in
+    13. unknown: the final reply is a short question (under 300 characters, ending in "?") in
         a turn where the agent called no tool: it is waiting on the user.
-    13. achieved: the final reply answers with text.
+    14. achieved: the final reply answers with text.
 
     Findings (friction, blockers) are reported beside the outcome; they do not move it.
     """
@@ -218,18 +221,21 @@ def explain_outcome(
     if failed is not None:
         why = f"the client reports the last reply's change was not applied ({_quote(failed.text)})"
         return (Outcome.PARTIAL, f"{why}, after earlier answers") if ending.earlier else (Outcome.FAILED, why)
-    unable = ending.says(UNABLE)
+    left = ending.says(NOTHING_LEFT)
+    unable = None if left else ending.says_unable()
     if unable is not None:
         message, sentence = unable
         if ending.worked:
             return Outcome.PARTIAL, f"turn {message.turn} did work, but says: {_quote(sentence)}"
         return Outcome.FAILED, f"the final words, in turn {message.turn}, say it could not: {_quote(sentence)}"
-    waiting = ending.says(WAITING)
+    waiting = None if left else ending.says(WAITING)
     if waiting is not None and not ending.worked:
         return Outcome.FAILED, f"ends waiting for the user, nothing done in turn {waiting[0].turn}: {_quote(waiting[1])}"
     caveat = ending.says(CAVEAT)
     if caveat is not None:
         return Outcome.PARTIAL, f"the final words, in turn {caveat[0].turn}, admit: {_quote(caveat[1])}"
+    if left is not None and not ending.worked:
+        return Outcome.ACHIEVED, f"the final words, in turn {left[0].turn}, say nothing is left to do: {_quote(left[1])}"
     if ending.completion is not None:
         return Outcome.ACHIEVED, f"complete_task succeeded in turn {ending.completion.turn}"
     if ending.kind == COMPLETED:

@@ -49,9 +49,9 @@ _WORDS = lexicon.load("nomos_forensics", "endings")
 _MACROS = _WORDS.get("macros", {})
 SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)
 SUBMIT = re.compile(lexicon.pattern(_WORDS["patterns"], "submit", _MACROS))
-UNABLE, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED = (
+UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED = (
     re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
-    for key in ("unable", "caveat", "waiting", "client_failed", "client_applied"))
+    for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied"))
 FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
 
 
@@ -103,13 +103,19 @@ class Ending:
     def describe(self) -> str:
         return DESCRIPTION[self.kind]
 
-    def says(self, what: "re.Pattern[str]") -> "tuple[Message, str] | None":
-        """The first final statement matching `what`, with its message (latest message first)."""
+    def says(self, what: "re.Pattern[str]", unless: "re.Pattern[str] | None" = None) -> "tuple[Message, str] | None":
+        """The first final statement matching `what` (and not `unless`), with its message
+        (latest message first)."""
         for message in reversed(self.final):
             for sentence in sentences(message.text or ""):
-                if what.search(canonical(sentence)):
+                plain = canonical(sentence)
+                if what.search(plain) and not (unless is not None and unless.search(plain)):
                     return message, sentence
         return None
+
+    def says_unable(self) -> "tuple[Message, str] | None":
+        """A final statement that the agent could not do (part of) the task."""
+        return self.says(UNABLE, NOT_UNABLE)
 
     @property
     def client_failed(self) -> "Message | None":
@@ -172,7 +178,8 @@ def _answered_before(conversation: "list[Message]", turn: int) -> bool:
     for message in conversation:
         if 0 < message.turn < turn and message.role == "assistant" and message.has_text and not message.error:
             by_turn[message.turn] = message
-    return any(not any(UNABLE.search(canonical(s)) for s in sentences(m.text or "")) for m in by_turn.values())
+    return any(not any(UNABLE.search(c) and not NOT_UNABLE.search(c) for c in map(canonical, sentences(m.text or "")))
+               for m in by_turn.values())
 
 
 def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
