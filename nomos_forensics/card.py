@@ -11,7 +11,18 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from .ending import BLANK, CAVEAT, COMPLETED, CONVERSATION_ROLES, DEFAULT_GRACE, ERROR, NOTHING_LEFT, USER, WAITING
+from .ending import (
+    BLANK,
+    CAVEAT,
+    COMPLETED,
+    CONVERSATION_ROLES,
+    DEFAULT_GRACE,
+    ERROR,
+    NOTHING_LEFT,
+    USER,
+    WAITING,
+    is_finishing,
+)
 from .model import Session, excerpt
 from .rule import Finding, Severity
 
@@ -149,47 +160,57 @@ def objective_of(session: Session) -> str:
 
 
 def decide_outcome(session: Session, findings: list[Finding], grace: timedelta = DEFAULT_GRACE) -> str:
-    """achieved / failed / partial / unknown, from how the conversation ends: never from which rules fired.
+    """achieved / failed / partial / unknown, from how the conversation ends, not from which text rules fired.
 
     The *ending* is the last user, assistant or tool message (system messages are ignored, but
     the client's messages after it are read). The *final words* are the last turn's last three
-    text replies. A *finishing call* is `complete_task` or a submit step (a tool named `submit`,
-    `finish`, `attempt_completion`, ..., or a command carrying a submit marker such as
-    `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`); the harness ends the run on it, so no result
-    need follow. The last turn *did work* when it has a tool call other than the finishing one,
-    or the client reports a change applied ("Applied edit to ...", "Commit 1a2b3c4"). An
-    *earlier answer* is a text answer ending an earlier turn that does not say it could not do
-    it. Phrases: nomos_forensics/lexicons/endings.toml. The first of these that applies decides:
+    text replies, read sentence by sentence. A *finishing call* is `complete_task` or a submit
+    step: a tool named `submit`, `finish`, `attempt_completion`, ..., a command carrying a
+    submit marker (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`), or the last call of a session
+    whose status is `completed` (the harness ended the run on it, so no result follows). The
+    last turn *did work* when it has a tool call other than a finishing one, or the client
+    reports a change applied ("Applied edit to ...", "Commit 1a2b3c4"). An *earlier answer* is
+    a text reply ending an earlier turn that does not say it could not do it. *Record
+    findings* are findings of rules that read the platform's records (audit log, plans,
+    executions: blocked-action, orphaned-approval, plan-step-order); findings of the text
+    rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome. Phrases:
+    nomos_forensics/lexicons/endings.toml. The first of these that applies decides:
 
     1. unknown: no user message (nothing was asked).
     2. unknown: status `active` and the last message is younger than `grace-minutes`
        (default 10; still running).
     3. failed: status `failed`, or the request never got an assistant message.
-    4. the ending is an assistant error card, a blank reply or an unanswered user message (a
-       closing thank-you or acknowledgement after a finished answer excepted): partial after an
-       earlier answer (work was delivered before the last request died), else failed.
-    5. partial: the ending is a tool result or a tool call nobody answered, and the last round
-       is no finishing call (cut off while working).
-    6. partial: status `cancelled`, and no finishing call or status `completed`.
-    7. the client reports after the last reply that its change was not applied and it stopped
+    4. failed: a blocker record finding (an action blocked or denied) has evidence in the last
+       turn and no work follows it in that turn.
+    5. the ending is an assistant error card, a blank reply or an unanswered user message (a
+       closing thank-you or acknowledgement after a finished answer excepted): partial after
+       an earlier answer (work was delivered before the last request died), else failed.
+    6. partial: the ending is a tool result or a tool call nobody answered, and no finishing
+       call (cut off while working).
+    7. partial: status `cancelled`, no finishing call and status not `completed`.
+    8. the client reports after the last reply that its change was not applied and it stopped
        ("Only 3 reflections allowed, stopping."): partial after an earlier answer, else failed.
-    8. the final words say it could not do something ("I can't run the build", "no local
-       knowledge on that", "无法执行"): partial when the last turn did work, else failed;
-       unless they say nothing is left to do ("there are no tasks marked with [ ]"), and not
-       for a fact about the code ("X is a float, so we can't use it directly").
-    9. failed: the final words wait for the user to supply something ("I'll wait for you to
-       share the files"), the last turn did no work and nothing is left to do.
-    10. partial: the final words admit the result is unverified or incomplete ("the test has
+    9. the final words say it could not do something ("I can't run the build", "no local
+       knowledge on that", "无法执行"): partial when work follows that statement in the last
+       turn (or the turn did work and ends on a finishing call), else failed. Not when they
+       say nothing is left to do ("there are no tasks marked with [ ]"), state a fact about
+       the code ("X is a float, so we can't use it directly") or go on to do it ("no local
+       knowledge on that, so I'll fetch it").
+    10. failed: the final words wait for the user to supply something ("I'll wait for you to
+        share the files"), the last turn did no work and nothing is left to do.
+    11. partial: the final words admit the result is unverified or incomplete ("the test has
         issues but ...", "beyond what I can easily test", "it should fix the issue, but it
         doesn't").
-    11. achieved: the final words say nothing is left to do, and the last turn did no work.
-    12. achieved: a finishing call (`complete_task` whose result is no error, or a submit
+    12. partial: any other record finding of severity friction or blocker (finished, but an
+        approval was left pending, a plan step skipped, a block worked around).
+    13. achieved: the final words say nothing is left to do, and the last turn did no work.
+    14. achieved: a finishing call (`complete_task` whose result is no error, or a submit
         step), or status `completed`.
-    13. unknown: the final reply is a short question (under 300 characters, ending in "?") in
+    15. unknown: the final reply is a short question (under 300 characters, ending in "?") in
         a turn where the agent called no tool: it is waiting on the user.
-    14. achieved: the final reply answers with text.
+    16. achieved: the final reply answers with text.
 
-    Findings (friction, blockers) are reported beside the outcome; they do not move it.
+    Cosmetic findings never change the outcome.
     """
     return explain_outcome(session, findings, grace)[0]
 
@@ -209,6 +230,12 @@ def explain_outcome(
         return Outcome.FAILED, f"status failed; ends on {ending.describe()} in turn {last.turn}"
     if not assistants:
         return Outcome.FAILED, f"the request (turn {users[-1].turn}) never got a reply"
+    records = [f for f in findings if f.from_records and f.severity >= Severity.FRICTION]
+    last_turn = [m for m in session.messages if m.turn == last.turn and m.role in CONVERSATION_ROLES]
+    stopped = next((f for f in records if f.severity == Severity.BLOCKER and any(
+        e.turn == last.turn and _unrecovered(e.message_id, last_turn) for e in f.evidence)), None)
+    if stopped is not None:
+        return Outcome.FAILED, f"{stopped.rule} in the last turn ({last.turn}), no work after it"
     if ending.kind in (ERROR, BLANK, USER):
         if ending.earlier:
             return Outcome.PARTIAL, f"earlier turns were answered, but the last one ends on {ending.describe()} (turn {last.turn})"
@@ -225,7 +252,7 @@ def explain_outcome(
     unable = None if left else ending.says_unable()
     if unable is not None:
         message, sentence = unable
-        if ending.worked:
+        if ending.worked_after(message) or (ending.kind == COMPLETED and ending.worked):
             return Outcome.PARTIAL, f"turn {message.turn} did work, but says: {_quote(sentence)}"
         return Outcome.FAILED, f"the final words, in turn {message.turn}, say it could not: {_quote(sentence)}"
     waiting = None if left else ending.says(WAITING)
@@ -234,6 +261,8 @@ def explain_outcome(
     caveat = ending.says(CAVEAT)
     if caveat is not None:
         return Outcome.PARTIAL, f"the final words, in turn {caveat[0].turn}, admit: {_quote(caveat[1])}"
+    if records:
+        return Outcome.PARTIAL, f"finished, with {', '.join(sorted({f.rule for f in records}))}"
     if left is not None and not ending.worked:
         return Outcome.ACHIEVED, f"the final words, in turn {left[0].turn}, say nothing is left to do: {_quote(left[1])}"
     if ending.completion is not None:
@@ -242,7 +271,6 @@ def explain_outcome(
         return Outcome.ACHIEVED, f"submitted in turn {last.turn}"
     if ending.completed:
         return Outcome.ACHIEVED, "status completed"
-    last_turn = [m for m in session.messages if m.turn == last.turn and m.role in CONVERSATION_ROLES]
     text = (last.text or "").strip()
     asks = text.endswith(("?", "\uff1f")) and len(text) < 300
     if ending.answer is not None and asks and not any(m.tool_calls for m in last_turn):
@@ -254,3 +282,10 @@ def explain_outcome(
 def _quote(text: str | None, width: int = 90) -> str:
     flat = " ".join((text or "").split())
     return f'"{flat[:width]}{"…" if len(flat) > width else ""}"'
+
+
+def _unrecovered(message_id: int | None, turn: list) -> bool:
+    """No work (a tool call other than a finishing one) follows the message in its turn."""
+    ids = [m.id for m in turn]
+    after = turn[ids.index(message_id) + 1:] if message_id in ids else []
+    return not any(not is_finishing(c) for m in after for c in m.tool_calls)

@@ -73,6 +73,7 @@ class Ending:
     final: "tuple[Message, ...]" = ()  # the last turn's last text replies (up to FINAL_MESSAGES)
     client: "tuple[Message, ...]" = ()  # system (client) messages after the last message
     worked: bool = False  # the last turn did work: a tool call other than the finishing one, or an applied change
+    work: "tuple[Message, ...]" = ()  # the last turn's messages that did that work
     earlier: bool = False  # an earlier turn ended on an answer that is not an inability
 
     @property
@@ -117,6 +118,13 @@ class Ending:
         """A final statement that the agent could not do (part of) the task."""
         return self.says(UNABLE, NOT_UNABLE)
 
+    def worked_after(self, message: "Message") -> bool:
+        """Work at or after `message` in the last turn: its own tool calls, a later tool call
+        other than the finishing one, or a client report of an applied change after it."""
+        return any(m.id == message.id for m in self.work) or any(
+            m.created_at is not None and message.created_at is not None and m.created_at > message.created_at
+            for m in self.work)
+
     @property
     def client_failed(self) -> "Message | None":
         """A client message after the last reply reporting that its change was not applied."""
@@ -145,10 +153,11 @@ def ending_of(session: "Session") -> Ending:
     turn = (answered or last).turn
     in_turn = [m for m in conversation if m.turn == turn]
     replies = [m for m in in_turn if m.role == "assistant" and m.has_text]
-    worked = any(not is_finishing(c) for m in in_turn for c in m.tool_calls) or any(
-        CLIENT_APPLIED.search((m.text or "").lower()) for m in messages if m.role == "system" and m.turn == turn)
+    work = tuple(m for m in messages if m.turn == turn and (
+        any(not is_finishing(c) for c in m.tool_calls)
+        or (m.role == "system" and CLIENT_APPLIED.search((m.text or "").lower()) is not None)))
     return Ending(kind, last, closing, last_successful_completion(messages), status,
-                  final=tuple(replies[-FINAL_MESSAGES:]), client=client, worked=worked,
+                  final=tuple(replies[-FINAL_MESSAGES:]), client=client, worked=bool(work), work=work,
                   earlier=_answered_before(conversation, turn))
 
 
