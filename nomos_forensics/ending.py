@@ -48,7 +48,6 @@ CLOSING = re.compile(lexicon.pattern(_CLOSINGS, "closing"))
 _WORDS = lexicon.load("nomos_forensics", "endings")
 _MACROS = _WORDS.get("macros", {})
 SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)
-SUBMIT = re.compile(lexicon.pattern(_WORDS["patterns"], "submit", _MACROS))
 UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED = (
     re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
     for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied"))
@@ -162,23 +161,11 @@ def ending_of(session: "Session") -> Ending:
 
 
 def is_finishing(call) -> bool:
-    """A call that ends the task: complete_task or a submit step (by tool name or marker)."""
-    if call.name in COMPLETION_TOOLS or (call.name and SUBMIT_TOOLS.fullmatch(call.name)):
-        return True
-    arguments = call.arguments
-    if not arguments:
-        return False
-    text = arguments if isinstance(arguments, str) else _json(arguments)
-    return SUBMIT.search(text) is not None
-
-
-def _json(value) -> str:
-    import json
-
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
+    """A call that ends the task: complete_task or a submit step, by tool name (`submit`,
+    `finish`, `attempt_completion`, ...). Arguments are not read: the scan does not load them,
+    and an ending must not change with the rules selected; a command-line submit step
+    (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`) is known by the session's status instead."""
+    return call.name in COMPLETION_TOOLS or bool(call.name and SUBMIT_TOOLS.fullmatch(call.name))
 
 
 def _answered_before(conversation: "list[Message]", turn: int) -> bool:
@@ -196,10 +183,11 @@ def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
         return EMPTY, None
     last = conversation[-1]
     if last.role == "user":
-        if is_closing(last.text) and len(conversation) > 1:
+        blank = not (last.text or "").strip() and not last.tool_calls  # an empty input asks nothing
+        if (blank or is_closing(last.text)) and len(conversation) > 1:
             before, _ = _kind(conversation[:-1])
             asked = "?" in (conversation[-2].text or "")[-300:]
-            if before in FINISHED and (THANKS.search(last.text or "") or not asked):
+            if before in FINISHED and (blank or THANKS.search(last.text or "") or not asked):
                 return ANSWERED, last
         return USER, None
     if last.role == "assistant" and last.error:

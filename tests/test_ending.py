@@ -48,11 +48,12 @@ def test_completion_and_unanswered_tool_call():
 
 def test_a_submit_step_finishes_the_run():
     """mini-swe-agent ends a run on `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt`:
-    no result row follows. The marker (when the arguments are read), a submit tool, or status
-    `completed` on the last call each make it a finished ending, not an unfinished one."""
+    no result row follows, and the session is `completed`. A submit tool, or status `completed`
+    on the last call, make it a finished ending, not an unfinished one; the marker inside the
+    arguments is not read (the scan does not load arguments)."""
     submit = {"id": "1", "name": "bash", "arguments": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt"}}
-    for status, call in (("idle", submit), ("idle", {"id": "1", "name": "submit", "arguments": {}}),
-                         ("completed", {"id": "1", "name": "bash", "arguments": {}})):
+    for status, call in (("completed", submit), ("idle", {"id": "1", "name": "submit", "arguments": {}}),
+                         ("idle", {"id": "1", "name": "attempt_completion", "arguments": {}})):
         s = _session(("user", {"text": "fix the bug"}),
                      ("assistant", {"text": "The patch looks good. Now let me submit it:", "tool_calls": [call]}),
                      status=status)
