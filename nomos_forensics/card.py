@@ -27,6 +27,7 @@ from .model import Session, excerpt
 from .rule import Finding, Severity
 
 SCHEMA_VERSION = 1
+REPEATED_DOUBTS = 2  # statements in the last turn admitting an unverified result that make it partial
 
 
 class Outcome:
@@ -200,7 +201,8 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         share the files"), the last turn did no work and nothing is left to do.
     11. partial: the final words admit the result is unverified or incomplete ("the test has
         issues but ...", "beyond what I can easily test", "it should fix the issue, but it
-        doesn't").
+        doesn't"), or the last turn's replies admit it twice or more, anywhere ("I can't run it
+        without numpy/pandas", ..., "Actually, I can't run it without numpy/pandas").
     12. partial: any other record finding of severity friction or blocker (finished, but an
         approval was left pending, a plan step skipped, a block worked around).
     13. achieved: the final words say nothing is left to do, and the last turn did no work.
@@ -261,6 +263,10 @@ def explain_outcome(
     caveat = ending.says(CAVEAT)
     if caveat is not None:
         return Outcome.PARTIAL, f"the final words, in turn {caveat[0].turn}, admit: {_quote(caveat[1])}"
+    if len(ending.doubts) >= REPEATED_DOUBTS:
+        message, sentence = ending.doubts[-1]
+        return Outcome.PARTIAL, (f"turn {message.turn} admits {len(ending.doubts)} times the result is not verified "
+                                 f"or not fixed, last: {_quote(sentence)}")
     if records:
         return Outcome.PARTIAL, f"finished, with {', '.join(sorted({f.rule for f in records}))}"
     if left is not None and not ending.worked:

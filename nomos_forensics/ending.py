@@ -73,6 +73,7 @@ class Ending:
     client: "tuple[Message, ...]" = ()  # system (client) messages after the last message
     worked: bool = False  # the last turn did work: a tool call other than the finishing one, or an applied change
     work: "tuple[Message, ...]" = ()  # the last turn's messages that did that work
+    doubts: "tuple[tuple[Message, str], ...]" = ()  # the last turn's statements admitting an unverified or unfixed result
     earlier: bool = False  # an earlier turn ended on an answer that is not an inability
 
     @property
@@ -108,6 +109,8 @@ class Ending:
         (latest message first)."""
         for message in reversed(self.final):
             for sentence in sentences(message.text or ""):
+                if sentence.rstrip().endswith(("?", "\uff1f")):
+                    continue  # a question claims nothing
                 plain = canonical(sentence)
                 if what.search(plain) and not (unless is not None and unless.search(plain)):
                     return message, sentence
@@ -157,6 +160,7 @@ def ending_of(session: "Session") -> Ending:
         or (m.role == "system" and CLIENT_APPLIED.search((m.text or "").lower()) is not None)))
     return Ending(kind, last, closing, last_successful_completion(messages), status,
                   final=tuple(replies[-FINAL_MESSAGES:]), client=client, worked=bool(work), work=work,
+                  doubts=_doubts(replies),
                   earlier=_answered_before(conversation, turn))
 
 
@@ -166,6 +170,18 @@ def is_finishing(call) -> bool:
     and an ending must not change with the rules selected; a command-line submit step
     (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`) is known by the session's status instead."""
     return call.name in COMPLETION_TOOLS or bool(call.name and SUBMIT_TOOLS.fullmatch(call.name))
+
+
+def _doubts(replies: "list[Message]") -> "tuple[tuple[Message, str], ...]":
+    """Every statement of `replies` that admits the result is unverified or not fixed (CAVEAT),
+    questions excepted; a message is split into sentences only when its whole text matches."""
+    found = []
+    for message in replies:
+        if CAVEAT.search(canonical(message.text or "")) is None:
+            continue
+        found.extend((message, sentence) for sentence in sentences(message.text or "")
+                     if not sentence.rstrip().endswith(("?", "\uff1f")) and CAVEAT.search(canonical(sentence)))
+    return tuple(found)
 
 
 def _answered_before(conversation: "list[Message]", turn: int) -> bool:
