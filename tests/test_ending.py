@@ -102,3 +102,22 @@ def test_the_outcome_says_why():
     assert explain_outcome(fresh, []) == (Outcome.ACHIEVED, "answered in turn 1; the user closed with thanks")
     asks = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "On which host?"}), status=None)
     assert explain_outcome(asks, [])[0] == Outcome.UNKNOWN and "asks the user a question" in explain_outcome(asks, [])[1]
+
+
+def test_unfinished_session_fix_cites_where_it_stopped():
+    registry = plugins.load()
+    ruleset = build_ruleset(registry, Config(), select=["unfinished-session"])
+    cases = {
+        "stops on the result of `run`": _session(
+            ("user", {"text": "restart nginx"}),
+            ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "run", "arguments": {}}]}),
+            ("tool", {"tool_call_id": "1", "name": "run", "output": "ok", "is_error": False}), status="idle"),
+        "(\"now restart php-fpm\") got no reply": _session(
+            ("user", {"text": "check nginx"}), ("assistant", {"text": "It runs."}),
+            ("user", {"text": "now restart php-fpm"}), status="idle"),
+        "died on an error card (\"credit balance too low\")": _session(
+            ("user", {"text": "go"}), ("assistant", {"text": "", "error": "credit balance too low"}), status="idle"),
+    }
+    for expected, session in cases.items():
+        (finding,) = review(session, ruleset).findings
+        assert expected in finding.fix, finding.fix
