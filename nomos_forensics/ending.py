@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from . import lexicon
-from .text import canonical, sentences
+from .text import canonical, normalise, sentences
 
 if TYPE_CHECKING:
     from .model import Message, Session
@@ -51,6 +51,10 @@ SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tool
 UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED = (
     re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
     for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied"))
+# a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
+DOUBT_WORDS = re.compile(r"issues|problems|beyond|\bonly\b|haven|have\s+not|didn|did\s+not|doesn|does\s+not|"
+                         r"couldn|could\s+not|can.?t\b|cannot|can\s+not", re.IGNORECASE)
+UNABLE_WORDS = tuple(_WORDS["words"]["unable"])
 FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
 
 
@@ -70,6 +74,7 @@ class Ending:
     completion: "Message | None"
     status: str
     final: "tuple[Message, ...]" = ()  # the last turn's last text replies (up to FINAL_MESSAGES)
+    final_plain: "tuple[str, ...]" = ()  # their texts as statements are matched (see _plain)
     client: "tuple[Message, ...]" = ()  # system (client) messages after the last message
     worked: bool = False  # the last turn did work: a tool call other than the finishing one, or an applied change
     work: "tuple[Message, ...]" = ()  # the last turn's messages that did that work
@@ -107,7 +112,10 @@ class Ending:
     def says(self, what: "re.Pattern[str]", unless: "re.Pattern[str] | None" = None) -> "tuple[Message, str] | None":
         """The first final statement matching `what` (and not `unless`), with its message
         (latest message first)."""
-        for message in reversed(self.final):
+        plains = self.final_plain or tuple(_plain(m) for m in self.final)
+        for message, plain_text in zip(reversed(self.final), reversed(plains)):
+            if (what is UNABLE and not _may_be_unable(plain_text)) or not what.search(plain_text):
+                continue  # the whole text has no match, so no sentence of it has one
             for sentence in sentences(message.text or ""):
                 if sentence.rstrip().endswith(("?", "\uff1f")):
                     continue  # a question claims nothing
@@ -159,7 +167,8 @@ def ending_of(session: "Session") -> Ending:
         any(not is_finishing(c) for c in m.tool_calls)
         or (m.role == "system" and CLIENT_APPLIED.search((m.text or "").lower()) is not None)))
     return Ending(kind, last, closing, last_successful_completion(messages), status,
-                  final=tuple(replies[-FINAL_MESSAGES:]), client=client, worked=bool(work), work=work,
+                  final=tuple(replies[-FINAL_MESSAGES:]), final_plain=tuple(map(_plain, replies[-FINAL_MESSAGES:])),
+                  client=client, worked=bool(work), work=work,
                   doubts=_doubts(replies),
                   earlier=_answered_before(conversation, turn))
 
@@ -172,12 +181,23 @@ def is_finishing(call) -> bool:
     return call.name in COMPLETION_TOOLS or bool(call.name and SUBMIT_TOOLS.fullmatch(call.name))
 
 
+def _plain(message: "Message") -> str:
+    """The message's whole text as statements are matched (normalised, contractions spelled one
+    way): a pattern that misses it misses every sentence of it, so one search rules it out."""
+    return canonical(normalise(message.text or ""))
+
+
+def _may_be_unable(plain: str) -> bool:
+    """The text has a word every UNABLE pattern needs (lexicon [words] unable)."""
+    return any(word in plain for word in UNABLE_WORDS)
+
+
 def _doubts(replies: "list[Message]") -> "tuple[tuple[Message, str], ...]":
     """Every statement of `replies` that admits the result is unverified or not fixed (CAVEAT),
     questions excepted; a message is split into sentences only when its whole text matches."""
     found = []
     for message in replies:
-        if CAVEAT.search(canonical(message.text or "")) is None:
+        if DOUBT_WORDS.search(message.text or "") is None or CAVEAT.search(_plain(message)) is None:
             continue
         found.extend((message, sentence) for sentence in sentences(message.text or "")
                      if not sentence.rstrip().endswith(("?", "\uff1f")) and CAVEAT.search(canonical(sentence)))
@@ -186,12 +206,17 @@ def _doubts(replies: "list[Message]") -> "tuple[tuple[Message, str], ...]":
 
 def _answered_before(conversation: "list[Message]", turn: int) -> bool:
     """Some turn before `turn` ended on a text answer that does not say it could not do it."""
-    by_turn: dict[int, Message] = {}
-    for message in conversation:
-        if 0 < message.turn < turn and message.role == "assistant" and message.has_text and not message.error:
-            by_turn[message.turn] = message
-    return any(not any(UNABLE.search(c) and not NOT_UNABLE.search(c) for c in map(canonical, sentences(m.text or "")))
-               for m in by_turn.values())
+    seen: set[int] = set()
+    for message in reversed(conversation):  # the latest earlier answer first: usually the only one read
+        if not 0 < message.turn < turn or message.turn in seen:
+            continue
+        if message.role == "assistant" and message.has_text and not message.error:
+            seen.add(message.turn)
+            plain = _plain(message)
+            if not _may_be_unable(plain) or not UNABLE.search(plain) or not any(
+                    UNABLE.search(c) and not NOT_UNABLE.search(c) for c in map(canonical, sentences(message.text or ""))):
+                return True
+    return False
 
 
 def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
