@@ -170,7 +170,7 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     submit marker (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`), or the last call of a session
     whose status is `completed` (the harness ended the run on it, so no result follows). The
     last turn *did work* when it has a tool call other than a finishing one, or the client
-    reports a change applied ("Applied edit to ...", "Commit 1a2b3c4"). An *earlier answer* is
+    reports a change applied ("Applied edit to src/app.py"). An *earlier answer* is
     a text reply ending an earlier turn that does not say it could not do it. *Record
     findings* are findings of rules that read the platform's records (audit log, plans,
     executions: blocked-action, orphaned-approval, plan-step-order); findings of the text
