@@ -18,6 +18,7 @@ from .ending import (
     CONVERSATION_ROLES,
     DEFAULT_GRACE,
     ERROR,
+    HANDED_OFF,
     NOTHING_LEFT,
     USER,
     WAITING,
@@ -207,7 +208,8 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         approval was left pending, a plan step skipped, a block worked around).
     13. achieved: the final words say nothing is left to do, and the last turn did no work.
     14. achieved: a finishing call (`complete_task` whose result is no error, or a submit
-        step), or status `completed`.
+        step), status `completed`, or a hand-off to a person whose stored result is no error
+        (`transfer_to_human_agents`, `escalate`, ...: the conversation ended as designed).
     15. unknown: the final reply is a short question (under 300 characters, ending in "?") in
         a turn where the agent called no tool: it is waiting on the user.
     16. achieved: the final reply answers with text.
@@ -275,6 +277,8 @@ def explain_outcome(
         return Outcome.ACHIEVED, f"complete_task succeeded in turn {ending.completion.turn}"
     if ending.kind == COMPLETED:
         return Outcome.ACHIEVED, f"submitted in turn {last.turn}"
+    if ending.kind == HANDED_OFF:
+        return Outcome.ACHIEVED, f"handed off to a person ({last.tool_name or 'hand-off'} succeeded) in turn {last.turn}"
     if ending.completed:
         return Outcome.ACHIEVED, "status completed"
     text = (last.text or "").strip()

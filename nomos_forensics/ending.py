@@ -22,17 +22,19 @@ DEFAULT_GRACE = timedelta(minutes=10)
 # kinds of ending; the first two are finished, the rest leave the user without an answer
 ANSWERED = "answered"  # a final assistant text (or a closing thank-you after it)
 COMPLETED = "completed"  # the last tool round called complete_task (or submitted) and only its results follow
+HANDED_OFF = "handed-off"  # the last tool round handed the conversation to a person, and that succeeded
 TOOL_RESULT = "tool-result"  # a stored tool result with no assistant reply after it
 TOOL_CALL = "tool-call"  # tool calls whose results were never stored
 USER = "user"  # a user message nobody answered
 ERROR = "error"  # an assistant error card
 BLANK = "blank"  # an assistant reply with no text, no tool call and no result
 EMPTY = "empty"  # no user, assistant or tool message at all
-FINISHED = (ANSWERED, COMPLETED)
+FINISHED = (ANSWERED, COMPLETED, HANDED_OFF)
 
 DESCRIPTION = {
     ANSWERED: "a final answer",
     COMPLETED: "a complete_task or submit call",
+    HANDED_OFF: "a successful hand-off to a person",
     TOOL_RESULT: "a tool result with no assistant reply after it",
     TOOL_CALL: "an assistant tool call whose result was never stored",
     USER: "a user message with no assistant reply",
@@ -44,9 +46,11 @@ DESCRIPTION = {
 _CLOSINGS = lexicon.load("nomos_forensics", "closings")["patterns"]
 THANKS = re.compile(lexicon.pattern(_CLOSINGS, "thanks"), re.IGNORECASE)
 CLOSING = re.compile(lexicon.pattern(_CLOSINGS, "closing"))
+END = re.compile(lexicon.pattern(_CLOSINGS, "end"), re.IGNORECASE)
 
 _WORDS = lexicon.load("nomos_forensics", "endings")
 _MACROS = _WORDS.get("macros", {})
+HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'handoff_tools')})", re.IGNORECASE)
 SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)
 UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED = (
     re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
@@ -228,7 +232,7 @@ def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
         if (blank or is_closing(last.text)) and len(conversation) > 1:
             before, _ = _kind(conversation[:-1])
             asked = "?" in (conversation[-2].text or "")[-300:]
-            if before in FINISHED and (blank or THANKS.search(last.text or "") or not asked):
+            if before in FINISHED and (blank or THANKS.search(last.text or "") or END.search(last.text or "") or not asked):
                 return ANSWERED, last
         return USER, None
     if last.role == "assistant" and last.error:
@@ -239,6 +243,8 @@ def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
         return BLANK, None
     if _ends_after_completion(conversation):
         return COMPLETED, None
+    if _ends_after_handoff(conversation):
+        return HANDED_OFF, None
     if last.role == "assistant" and last.tool_calls and not last.tool_results:
         return TOOL_CALL, None
     return TOOL_RESULT, None
@@ -257,6 +263,26 @@ def _ends_after_completion(conversation: "list[Message]") -> bool:
             return any(is_finishing(call) for call in message.tool_calls)
         if message.role == "assistant" and message.has_text:
             return False
+    return False
+
+
+def _ends_after_handoff(conversation: "list[Message]") -> bool:
+    """The last tool round hands off to a person (transfer_to_human_agents, escalate, ...) and
+    its stored results, none of them an error, are all that follow."""
+    results = []
+    for message in reversed(conversation):
+        if message.tool_calls:
+            names = {c.name for c in message.tool_calls if c.name and HANDOFF_TOOLS.fullmatch(c.name)}
+            if not names:
+                return False
+            results += [(r.name, r.is_error) for r in message.tool_results]
+            mine = [error for name, error in results if name in names]
+            return bool(mine) and not any(mine)
+        if message.role == "assistant" and message.has_text:
+            return False
+        if message.role == "tool":
+            results.append((message.tool_name, message.is_error))
+        results += [(r.name, r.is_error) for r in message.tool_results]
     return False
 
 

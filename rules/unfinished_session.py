@@ -35,10 +35,12 @@ class UnfinishedSession(Rule):
     submit tool (`submit`, `finish`, `attempt_completion`, ...) with or without a result, or the
     last tool call of a session whose status is `completed` (a mini-swe-agent run on SWE-bench
     ends on `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt`, which the harness
-    never answers, and is stored `completed`); a closing after a finished answer: a bare
-    thank-you or acknowledgement ("thanks!", "great, thank you"; "ok" only when the assistant
-    had not asked a question), or an empty input (an aider session that ends on an empty
-    prompt after "Applied edit to index.html").
+    never answers, and is stored `completed`); a designed hand-off to a person whose result
+    is stored and no error (`transfer_to_human_agents` → "Transfer successful"); a closing
+    after a finished answer: a bare thank-you, acknowledgement or goodbye ("thanks!", "great,
+    thank you", "bye"; "ok" or "no" only when the assistant had not asked a question; "no,
+    that's all", "goodbye" and a simulated user's "###STOP###" even after one), or an empty
+    input (an aider session that ends on an empty prompt after "Applied edit to index.html").
     Root cause: the agent loop stopped mid-turn: the stream or the server dropped, the model
     returned nothing or an error after a tool result, or the loop hit a limit, and nothing
     resumed it. The user is left without an answer.
