@@ -19,7 +19,7 @@ CONVERSATION_ROLES = ("user", "assistant", "tool")
 IN_FLIGHT_STATUSES = ("active",)
 DEFAULT_GRACE = timedelta(minutes=10)
 
-# kinds of ending; the first two are finished, the rest leave the user without an answer
+# kinds of ending; the first three are finished, the rest leave the user without an answer
 ANSWERED = "answered"  # a final assistant text (or a closing thank-you after it)
 COMPLETED = "completed"  # the last tool round called complete_task (or submitted) and only its results follow
 HANDED_OFF = "handed-off"  # the last tool round handed the conversation to a person, and that succeeded
