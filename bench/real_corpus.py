@@ -244,6 +244,9 @@ def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[s
             if not block:
                 continue
             if kind == "user":
+                if block == "<blank>":  # aider's record of an empty prompt: nothing was sent to the model
+                    rows.append({"role": "user", "content": {"text": ""}})
+                    continue
                 after_command = block.startswith("/")
                 # a slash command is the client's (aider echoes what "/ask X" sends on as a line "X")
                 if CLIENT_PROMPT.search(block) or block.startswith("/"):

@@ -5,13 +5,21 @@ rule's check, and of building the card, on the first N sessions of the bench dat
 
 Sessions are read once (as `scan` reads them) and held in memory, then each stage is timed
 `--repeat` times on the same objects and the best run is kept, so the figures compare stages
-measured side by side in one process rather than across noisy runs.
+measured side by side in one process rather than across noisy runs. The card stage recomputes
+each session's ending (`Session.ending` is cached on first use, by the first rule that asks).
+
+    .venv/bin/python bench/rule_times.py --sessions 2000 --compare /path/to/other/checkout
+
+`--compare DIR` also runs DIR's bench/rule_times.py (DIR's code, with DIR/.venv/bin/python when
+there is one) on the same sessions and prints both columns and their ratio, stage by stage.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -52,6 +60,8 @@ def main() -> None:
     ap.add_argument("--dsn", default=None)
     ap.add_argument("--sessions", type=int, default=5000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", action="store_true", help="print the stages as one JSON object")
+    ap.add_argument("--compare", type=Path, metavar="DIR", help="another checkout to time side by side")
     args = ap.parse_args()
 
     db = Database(ConnectionSettings.resolve(args.dsn or default_dsn()))
@@ -76,6 +86,7 @@ def main() -> None:
 
     def card_only():
         for s in sessions:
+            s.__dict__.pop("ending", None)  # measure the ending model too, not its cached value
             Stats.of(s)
             objective_of(s)
             decide_outcome(s, [])
@@ -104,11 +115,41 @@ def main() -> None:
     rows.append(("render the JSON line", best_of(args.repeat, render)))
     rows.append(("add to the summary", best_of(args.repeat, summarise)))
     total = sum(s for _, s in rows)
+    if args.json:
+        print(json.dumps({"sessions": len(sessions), "messages": messages, "stages": rows}))
+        return
+    if args.compare:
+        compare(args, rows, messages)
+        return
     print(f"{len(sessions)} sessions, {messages} messages; best of {args.repeat} (CPU time)\n")
     print(f"{'stage':45} {'s':>8} {'us/message':>11} {'share':>6}")
     for name, seconds in rows:
         print(f"{name:45} {seconds:8.3f} {1e6 * seconds / messages:11.2f} {100 * seconds / total:5.1f}%")
     print(f"{'total':45} {total:8.3f} {1e6 * total / messages:11.2f}")
+
+
+def compare(args, rows: list[tuple[str, float]], messages: int) -> None:
+    """Run the other checkout's rule_times.py on the same sessions; print both and the ratio."""
+    other = args.compare.resolve()
+    python = other / ".venv" / "bin" / "python"
+    cmd = [str(python if python.exists() else sys.executable), str(other / "bench" / "rule_times.py"),
+           "--sessions", str(args.sessions), "--repeat", str(args.repeat), "--json"]
+    if args.dsn:
+        cmd += ["--dsn", args.dsn]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    base = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout)
+    theirs = dict(base["stages"])
+    print(f"{base['messages']} / {messages} messages (other / this); best of {args.repeat} (CPU time), us per message\n")
+    print(f"{'stage':45} {'other':>9} {'this':>9} {'this/other':>10}")
+    names = list(dict.fromkeys([n for n, _ in base["stages"]] + [n for n, _ in rows]))
+    ours = dict(rows)
+    for name in names:
+        a = 1e6 * theirs[name] / base["messages"] if name in theirs else None
+        b = 1e6 * ours[name] / messages if name in ours else None
+        ratio = f"{b / a:10.2f}" if a and b is not None else f"{'n/a':>10}"
+        print(f"{name:45} {a if a is not None else float('nan'):9.2f} {b if b is not None else float('nan'):9.2f} {ratio}")
+    ta, tb = 1e6 * sum(theirs.values()) / base["messages"], 1e6 * sum(ours.values()) / messages
+    print(f"{'total':45} {ta:9.2f} {tb:9.2f} {tb / ta:10.2f}")
 
 
 if __name__ == "__main__":

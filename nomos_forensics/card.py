@@ -11,11 +11,24 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from .ending import BLANK, COMPLETION_TOOLS, CONVERSATION_ROLES, DEFAULT_GRACE, ERROR
-from .model import Message, Session, excerpt
+from .ending import (
+    BLANK,
+    CAVEAT,
+    COMPLETED,
+    CONVERSATION_ROLES,
+    DEFAULT_GRACE,
+    ERROR,
+    HANDED_OFF,
+    NOTHING_LEFT,
+    USER,
+    WAITING,
+    is_finishing,
+)
+from .model import Session, excerpt
 from .rule import Finding, Severity
 
 SCHEMA_VERSION = 1
+REPEATED_DOUBTS = 2  # statements in the last turn admitting an unverified result that make it partial
 
 
 class Outcome:
@@ -149,29 +162,57 @@ def objective_of(session: Session) -> str:
 
 
 def decide_outcome(session: Session, findings: list[Finding], grace: timedelta = DEFAULT_GRACE) -> str:
-    """achieved / failed / partial / unknown, from the transcript's ending, status and findings.
+    """achieved / failed / partial / unknown, from how the conversation ends, not from which text rules fired.
 
-    The *ending* is the last user, assistant or tool message (system messages are ignored).
-    *Completed* means a `complete_task` call whose stored result is not an error, or status
-    `completed`. The first of these that applies decides:
+    The *ending* is the last user, assistant or tool message (system messages are ignored, but
+    the client's messages after it are read). The *final words* are the last turn's last three
+    text replies, read sentence by sentence. A *finishing call* is `complete_task` or a submit
+    step: a tool named `submit`, `finish`, `attempt_completion`, ..., a command carrying a
+    submit marker (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`), or the last call of a session
+    whose status is `completed` (the harness ended the run on it, so no result follows). The
+    last turn *did work* when it has a tool call other than a finishing one, or the client
+    reports a change applied ("Applied edit to src/app.py"). An *earlier answer* is
+    a text reply ending an earlier turn that does not say it could not do it. *Record
+    findings* are findings of rules that read the platform's records (audit log, plans,
+    executions: blocked-action, orphaned-approval, plan-step-order); findings of the text
+    rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome. Phrases:
+    nomos_forensics/lexicons/endings.toml. The first of these that applies decides:
 
-    1. unknown: no user message, or no assistant message (nothing to judge).
+    1. unknown: no user message (nothing was asked).
     2. unknown: status `active` and the last message is younger than `grace-minutes`
        (default 10; still running).
-    3. failed: status `failed`; or the ending is an assistant error card or a blank assistant
-       reply (empty final reply); or a blocker finding (refusal, empty reply, blocked action,
-       ...) has evidence in the last turn after which the agent did no more work in that turn
-       (no tool call other than `complete_task`: marking a refused task complete is no rescue).
-    4. partial: the ending is unfinished: a tool result or a tool call nobody answered (unless
-       that last round called `complete_task`), or a user message without a reply (a closing
-       thank-you or acknowledgement after a finished answer excepted); or status `cancelled`
-       and not completed.
-    5. partial: any finding of severity friction or blocker (done, but with friction, or a
-       blocker the agent got past).
-    6. achieved: completed.
-    7. unknown: the final reply is a short question (under 300 characters, ending in "?") in a
-       turn where the agent called no tool: it is waiting on the user.
-    8. achieved: the final reply answers with text.
+    3. failed: status `failed`, or the request never got an assistant message.
+    4. failed: a blocker record finding (an action blocked or denied) has evidence in the last
+       turn and no work follows it in that turn.
+    5. the ending is an assistant error card, a blank reply or an unanswered user message (a
+       closing thank-you or acknowledgement after a finished answer excepted): partial after
+       an earlier answer (work was delivered before the last request died), else failed.
+    6. partial: the ending is a tool result or a tool call nobody answered, and no finishing
+       call (cut off while working).
+    7. partial: status `cancelled`, no finishing call and status not `completed`.
+    8. the client reports after the last reply that its change was not applied and it stopped
+       ("Only 3 reflections allowed, stopping."): partial after an earlier answer, else failed.
+    9. the final words say it could not do something ("I can't run the build", "no local
+       knowledge on that", "无法执行"): partial when work follows that statement in the last
+       turn (or the turn did work and ends on a finishing call), else failed. Not when they
+       say nothing is left to do ("there are no tasks marked with [ ]"), state a fact about
+       the code ("X is a float, so we can't use it directly") or go on to do it ("no local
+       knowledge on that, so I'll fetch it").
+    10. failed: the final words wait for the user to supply something ("I'll wait for you to
+        share the files"), the last turn did no work and nothing is left to do.
+    11. partial: the final words admit the result is unverified or incomplete ("the test has
+        issues but ...", "beyond what I can easily test", "it should fix the issue, but it
+        doesn't"), or the last turn's replies admit it twice or more, anywhere ("I can't run it
+        without numpy/pandas", ..., "Actually, I can't run it without numpy/pandas").
+    12. partial: any other record finding of severity friction or blocker (finished, but an
+        approval was left pending, a plan step skipped, a block worked around).
+    13. achieved: the final words say nothing is left to do, and the last turn did no work.
+    14. achieved: a finishing call (`complete_task` whose result is no error, or a submit
+        step), status `completed`, or a hand-off to a person whose stored result is no error
+        (`transfer_to_human_agents`, `escalate`, ...: the conversation ended as designed).
+    15. unknown: the final reply is a short question (under 300 characters, ending in "?") in
+        a turn where the agent called no tool: it is waiting on the user.
+    16. achieved: the final reply answers with text.
 
     Cosmetic findings never change the outcome.
     """
@@ -181,35 +222,63 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
 def explain_outcome(
     session: Session, findings: list[Finding], grace: timedelta = DEFAULT_GRACE
 ) -> tuple[str, str]:
-    """(outcome, why): `decide_outcome`'s answer and the one line that says which rule decided it."""
+    """(outcome, why): `decide_outcome`'s answer and the one line that says what in the ending decided it."""
     users, assistants = session.by_role("user"), session.by_role("assistant")
-    if not users or not assistants:
-        return Outcome.UNKNOWN, "no user message" if not users else "no assistant reply"
+    if not users:
+        return Outcome.UNKNOWN, "no user message"
     ending = session.ending
     last = ending.last
     if ending.in_flight(grace):
         return Outcome.UNKNOWN, f"still running: status active and the last message (turn {last.turn}) is recent"
+    if ending.status == "failed":
+        return Outcome.FAILED, f"status failed; ends on {ending.describe()} in turn {last.turn}"
+    if not assistants:
+        return Outcome.FAILED, f"the request (turn {users[-1].turn}) never got a reply"
+    records = [f for f in findings if f.from_records and f.severity >= Severity.FRICTION]
     last_turn = [m for m in session.messages if m.turn == last.turn and m.role in CONVERSATION_ROLES]
-    blocker = next((
-        f for f in findings if f.severity == Severity.BLOCKER
-        and any(e.turn == last.turn and _unrecovered(e.message_id, last_turn) for e in f.evidence)
-    ), None)
-    failed = [
-        *(["status failed"] if ending.status == "failed" else []),
-        *([f"ends on {ending.describe()} in turn {last.turn}"] if ending.kind in (ERROR, BLANK) else []),
-        *([f"{blocker.rule} in the last turn ({last.turn}), no work after it"] if blocker is not None else []),
-    ]
-    if failed:
-        return Outcome.FAILED, "; ".join(failed)
+    stopped = next((f for f in records if f.severity == Severity.BLOCKER and any(
+        e.turn == last.turn and _unrecovered(e.message_id, last_turn) for e in f.evidence)), None)
+    if stopped is not None:
+        return Outcome.FAILED, f"{stopped.rule} in the last turn ({last.turn}), no work after it"
+    if ending.kind in (ERROR, BLANK, USER):
+        if ending.earlier:
+            return Outcome.PARTIAL, f"earlier turns were answered, but the last one ends on {ending.describe()} (turn {last.turn})"
+        return Outcome.FAILED, f"ends on {ending.describe()} in turn {last.turn}, and no turn was answered"
     if not ending.finished:
-        return Outcome.PARTIAL, f"ends on {ending.describe()} in turn {last.turn}"
-    if ending.status == "cancelled" and not ending.completed:
+        return Outcome.PARTIAL, f"cut off: ends on {ending.describe()} in turn {last.turn}"
+    if ending.status == "cancelled" and not ending.completed and ending.kind != COMPLETED:
         return Outcome.PARTIAL, "cancelled before the task was completed"
-    frictions = sorted({f.rule for f in findings if f.severity >= Severity.FRICTION})
-    if frictions:
-        return Outcome.PARTIAL, f"finished, with {', '.join(frictions)}"
+    failed = ending.client_failed
+    if failed is not None:
+        why = f"the client reports the last reply's change was not applied ({_quote(failed.text)})"
+        return (Outcome.PARTIAL, f"{why}, after earlier answers") if ending.earlier else (Outcome.FAILED, why)
+    left = ending.says(NOTHING_LEFT)
+    unable = None if left else ending.says_unable()
+    if unable is not None:
+        message, sentence = unable
+        if ending.worked_after(message) or (ending.kind == COMPLETED and ending.worked):
+            return Outcome.PARTIAL, f"turn {message.turn} did work, but says: {_quote(sentence)}"
+        return Outcome.FAILED, f"the final words, in turn {message.turn}, say it could not: {_quote(sentence)}"
+    waiting = None if left else ending.says(WAITING)
+    if waiting is not None and not ending.worked:
+        return Outcome.FAILED, f"ends waiting for the user, nothing done in turn {waiting[0].turn}: {_quote(waiting[1])}"
+    caveat = ending.says(CAVEAT)
+    if caveat is not None:
+        return Outcome.PARTIAL, f"the final words, in turn {caveat[0].turn}, admit: {_quote(caveat[1])}"
+    if len(ending.doubts) >= REPEATED_DOUBTS:
+        message, sentence = ending.doubts[-1]
+        return Outcome.PARTIAL, (f"turn {message.turn} admits {len(ending.doubts)} times the result is not verified "
+                                 f"or not fixed, last: {_quote(sentence)}")
+    if records:
+        return Outcome.PARTIAL, f"finished, with {', '.join(sorted({f.rule for f in records}))}"
+    if left is not None and not ending.worked:
+        return Outcome.ACHIEVED, f"the final words, in turn {left[0].turn}, say nothing is left to do: {_quote(left[1])}"
     if ending.completion is not None:
         return Outcome.ACHIEVED, f"complete_task succeeded in turn {ending.completion.turn}"
+    if ending.kind == COMPLETED:
+        return Outcome.ACHIEVED, f"submitted in turn {last.turn}"
+    if ending.kind == HANDED_OFF:
+        return Outcome.ACHIEVED, f"handed off to a person ({last.tool_name or 'hand-off'} succeeded) in turn {last.turn}"
     if ending.completed:
         return Outcome.ACHIEVED, "status completed"
     text = (last.text or "").strip()
@@ -220,8 +289,13 @@ def explain_outcome(
     return Outcome.ACHIEVED, f"answered in turn {last.turn if ending.closing is None else last.turn - 1}{closed}"
 
 
-def _unrecovered(message_id: int | None, turn: list[Message]) -> bool:
-    """No work (a tool call other than complete_task) follows the blocker's message in its turn."""
+def _quote(text: str | None, width: int = 90) -> str:
+    flat = " ".join((text or "").split())
+    return f'"{flat[:width]}{"…" if len(flat) > width else ""}"'
+
+
+def _unrecovered(message_id: int | None, turn: list) -> bool:
+    """No work (a tool call other than a finishing one) follows the message in its turn."""
     ids = [m.id for m in turn]
     after = turn[ids.index(message_id) + 1:] if message_id in ids else []
-    return not any(c.name not in COMPLETION_TOOLS for m in after for c in m.tool_calls)
+    return not any(not is_finishing(c) for m in after for c in m.tool_calls)

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from . import lexicon
+from .text import canonical, normalise, sentences
 
 if TYPE_CHECKING:
     from .model import Message, Session
@@ -18,20 +19,22 @@ CONVERSATION_ROLES = ("user", "assistant", "tool")
 IN_FLIGHT_STATUSES = ("active",)
 DEFAULT_GRACE = timedelta(minutes=10)
 
-# kinds of ending; the first two are finished, the rest leave the user without an answer
+# kinds of ending; the first three are finished, the rest leave the user without an answer
 ANSWERED = "answered"  # a final assistant text (or a closing thank-you after it)
-COMPLETED = "completed"  # the last tool round called complete_task and only its results follow
+COMPLETED = "completed"  # the last tool round called complete_task (or submitted) and only its results follow
+HANDED_OFF = "handed-off"  # the last tool round handed the conversation to a person, and that succeeded
 TOOL_RESULT = "tool-result"  # a stored tool result with no assistant reply after it
 TOOL_CALL = "tool-call"  # tool calls whose results were never stored
 USER = "user"  # a user message nobody answered
 ERROR = "error"  # an assistant error card
 BLANK = "blank"  # an assistant reply with no text, no tool call and no result
 EMPTY = "empty"  # no user, assistant or tool message at all
-FINISHED = (ANSWERED, COMPLETED)
+FINISHED = (ANSWERED, COMPLETED, HANDED_OFF)
 
 DESCRIPTION = {
     ANSWERED: "a final answer",
-    COMPLETED: "a complete_task call",
+    COMPLETED: "a complete_task or submit call",
+    HANDED_OFF: "a successful hand-off to a person",
     TOOL_RESULT: "a tool result with no assistant reply after it",
     TOOL_CALL: "an assistant tool call whose result was never stored",
     USER: "a user message with no assistant reply",
@@ -43,6 +46,20 @@ DESCRIPTION = {
 _CLOSINGS = lexicon.load("nomos_forensics", "closings")["patterns"]
 THANKS = re.compile(lexicon.pattern(_CLOSINGS, "thanks"), re.IGNORECASE)
 CLOSING = re.compile(lexicon.pattern(_CLOSINGS, "closing"))
+END = re.compile(lexicon.pattern(_CLOSINGS, "end"), re.IGNORECASE)
+
+_WORDS = lexicon.load("nomos_forensics", "endings")
+_MACROS = _WORDS.get("macros", {})
+HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'handoff_tools')})", re.IGNORECASE)
+SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)
+UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED = (
+    re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
+    for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied"))
+# a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
+DOUBT_WORDS = re.compile(r"issues|problems|beyond|\bonly\b|haven|have\s+not|didn|did\s+not|doesn|does\s+not|"
+                         r"couldn|could\s+not|can.?t\b|cannot|can\s+not", re.IGNORECASE)
+UNABLE_WORDS = tuple(_WORDS["words"]["unable"])
+FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
 
 
 @dataclass(frozen=True)
@@ -60,6 +77,13 @@ class Ending:
     closing: "Message | None"
     completion: "Message | None"
     status: str
+    final: "tuple[Message, ...]" = ()  # the last turn's last text replies (up to FINAL_MESSAGES)
+    final_plain: "tuple[str, ...]" = ()  # their texts as statements are matched (see _plain)
+    client: "tuple[Message, ...]" = ()  # system (client) messages after the last message
+    worked: bool = False  # the last turn did work: a tool call other than the finishing one, or an applied change
+    work: "tuple[Message, ...]" = ()  # the last turn's messages that did that work
+    doubts: "tuple[tuple[Message, str], ...]" = ()  # the last turn's statements admitting an unverified or unfixed result
+    earlier: bool = False  # an earlier turn ended on an answer that is not an inability
 
     @property
     def finished(self) -> bool:
@@ -89,13 +113,114 @@ class Ending:
     def describe(self) -> str:
         return DESCRIPTION[self.kind]
 
+    def says(self, what: "re.Pattern[str]", unless: "re.Pattern[str] | None" = None) -> "tuple[Message, str] | None":
+        """The first final statement matching `what` (and not `unless`), with its message
+        (latest message first)."""
+        plains = self.final_plain or tuple(_plain(m) for m in self.final)
+        for message, plain_text in zip(reversed(self.final), reversed(plains)):
+            if (what is UNABLE and not _may_be_unable(plain_text)) or not what.search(plain_text):
+                continue  # the whole text has no match, so no sentence of it has one
+            for sentence in sentences(message.text or ""):
+                if sentence.rstrip().endswith(("?", "\uff1f")):
+                    continue  # a question claims nothing
+                plain = canonical(sentence)
+                if what.search(plain) and not (unless is not None and unless.search(plain)):
+                    return message, sentence
+        return None
+
+    def says_unable(self) -> "tuple[Message, str] | None":
+        """A final statement that the agent could not do (part of) the task."""
+        return self.says(UNABLE, NOT_UNABLE)
+
+    def worked_after(self, message: "Message") -> bool:
+        """Work at or after `message` in the last turn: its own tool calls, a later tool call
+        other than the finishing one, or a client report of an applied change after it."""
+        return any(m.id == message.id for m in self.work) or any(
+            m.created_at is not None and message.created_at is not None and m.created_at > message.created_at
+            for m in self.work)
+
+    @property
+    def client_failed(self) -> "Message | None":
+        """A client message after the last reply reporting that its change was not applied."""
+        return next((m for m in self.client if CLIENT_FAILED.search((m.text or "").lower())), None)
+
 
 def ending_of(session: "Session") -> Ending:
-    conversation = [m for m in session.messages if m.role in CONVERSATION_ROLES]
+    messages = session.messages
+    conversation = [m for m in messages if m.role in CONVERSATION_ROLES]
     status = (session.info.status or "").strip().lower() if isinstance(session.info.status, str) else ""
     kind, closing = _kind(conversation)
-    return Ending(kind, conversation[-1] if conversation else None, closing,
-                  last_successful_completion(session.messages), status)
+    if kind == TOOL_CALL and status == "completed":
+        kind = COMPLETED  # the platform closed the session on that call: the run's submit step
+    last = conversation[-1] if conversation else None
+    if last is None:
+        return Ending(kind, None, None, None, status)
+    client: tuple = ()
+    if closing is None:
+        tail = []
+        for message in reversed(messages):
+            if message is last:
+                break
+            tail.append(message)
+        client = tuple(m for m in reversed(tail) if m.role == "system")
+    answered = conversation[-2] if closing is not None else last
+    turn = (answered or last).turn
+    in_turn = [m for m in conversation if m.turn == turn]
+    replies = [m for m in in_turn if m.role == "assistant" and m.has_text]
+    work = tuple(m for m in messages if m.turn == turn and (
+        any(not is_finishing(c) for c in m.tool_calls)
+        or (m.role == "system" and CLIENT_APPLIED.search((m.text or "").lower()) is not None)))
+    return Ending(kind, last, closing, last_successful_completion(messages), status,
+                  final=tuple(replies[-FINAL_MESSAGES:]), final_plain=tuple(map(_plain, replies[-FINAL_MESSAGES:])),
+                  client=client, worked=bool(work), work=work,
+                  doubts=_doubts(replies),
+                  earlier=_answered_before(conversation, turn))
+
+
+def is_finishing(call) -> bool:
+    """A call that ends the task: complete_task or a submit step, by tool name (`submit`,
+    `finish`, `attempt_completion`, ...). Arguments are not read: the scan does not load them,
+    and an ending must not change with the rules selected; a command-line submit step
+    (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`) is known by the session's status instead."""
+    return call.name in COMPLETION_TOOLS or bool(call.name and SUBMIT_TOOLS.fullmatch(call.name))
+
+
+def _plain(message: "Message") -> str:
+    """The message's whole text as statements are matched (normalised, contractions spelled one
+    way): a pattern that misses it misses every sentence of it, so one search rules it out."""
+    return canonical(normalise(message.text or ""))
+
+
+def _may_be_unable(plain: str) -> bool:
+    """The text has a word every UNABLE pattern needs (lexicon [words] unable)."""
+    return any(word in plain for word in UNABLE_WORDS)
+
+
+def _doubts(replies: "list[Message]") -> "tuple[tuple[Message, str], ...]":
+    """Every statement of `replies` that admits the result is unverified or not fixed (CAVEAT),
+    questions excepted; a message is split into sentences only when its whole text matches."""
+    found = []
+    for message in replies:
+        if DOUBT_WORDS.search(message.text or "") is None or CAVEAT.search(_plain(message)) is None:
+            continue
+        found.extend((message, sentence) for sentence in sentences(message.text or "")
+                     if not sentence.rstrip().endswith(("?", "\uff1f")) and CAVEAT.search(canonical(sentence)))
+    return tuple(found)
+
+
+def _answered_before(conversation: "list[Message]", turn: int) -> bool:
+    """Some turn before `turn` ended on a text answer that does not say it could not do it."""
+    seen: set[int] = set()
+    for message in reversed(conversation):  # the latest earlier answer first: usually the only one read
+        if not 0 < message.turn < turn or message.turn in seen:
+            continue
+        if message.role == "assistant" and message.has_text and not message.error:
+            seen.add(message.turn)
+            plain = _plain(message)
+            if not _may_be_unable(plain) or not UNABLE.search(plain) or not any(
+                    UNABLE.search(c) and not NOT_UNABLE.search(c) for c in map(canonical, sentences(message.text or ""))):
+                return True
+    return False
 
 
 def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
@@ -103,10 +228,11 @@ def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
         return EMPTY, None
     last = conversation[-1]
     if last.role == "user":
-        if is_closing(last.text) and len(conversation) > 1:
+        blank = not (last.text or "").strip() and not last.tool_calls  # an empty input asks nothing
+        if (blank or is_closing(last.text)) and len(conversation) > 1:
             before, _ = _kind(conversation[:-1])
             asked = "?" in (conversation[-2].text or "")[-300:]
-            if before in FINISHED and (THANKS.search(last.text or "") or not asked):
+            if before in FINISHED and (blank or THANKS.search(last.text or "") or END.search(last.text or "") or not asked):
                 return ANSWERED, last
         return USER, None
     if last.role == "assistant" and last.error:
@@ -117,6 +243,8 @@ def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
         return BLANK, None
     if _ends_after_completion(conversation):
         return COMPLETED, None
+    if _ends_after_handoff(conversation):
+        return HANDED_OFF, None
     if last.role == "assistant" and last.tool_calls and not last.tool_results:
         return TOOL_CALL, None
     return TOOL_RESULT, None
@@ -128,12 +256,33 @@ def is_closing(text: str | None) -> bool:
 
 
 def _ends_after_completion(conversation: "list[Message]") -> bool:
-    """The last assistant tool-call round includes complete_task and only tool results follow it."""
+    """The last assistant tool-call round includes complete_task or a submit step, and only tool
+    results follow it."""
     for message in reversed(conversation):
         if message.tool_calls:
-            return any(call.name in COMPLETION_TOOLS for call in message.tool_calls)
+            return any(is_finishing(call) for call in message.tool_calls)
         if message.role == "assistant" and message.has_text:
             return False
+    return False
+
+
+def _ends_after_handoff(conversation: "list[Message]") -> bool:
+    """The last tool round hands off to a person (transfer_to_human_agents, escalate, ...) and
+    its stored results, none of them an error, are all that follow."""
+    results = []
+    for message in reversed(conversation):
+        if message.tool_calls:
+            names = {c.name for c in message.tool_calls if c.name and HANDOFF_TOOLS.fullmatch(c.name)}
+            if not names:
+                return False
+            results += [(r.name, r.is_error) for r in message.tool_results]
+            mine = [error for name, error in results if name in names]
+            return bool(mine) and not any(mine)
+        if message.role == "assistant" and message.has_text:
+            return False
+        if message.role == "tool":
+            results.append((message.tool_name, message.is_error))
+        results += [(r.name, r.is_error) for r in message.tool_results]
     return False
 
 

@@ -74,6 +74,9 @@ class Finding:
     evidence: list[Evidence] = field(default_factory=list)
     blocker: str | None = None  # the line this finding adds to the card's "Blockers", if any
     data: dict[str, Any] = field(default_factory=dict)  # structured details (counts, sizes, tools)
+    # read from the platform's records (audit log, plans, executions), which say how the session
+    # ended: the card's Outcome weighs these; it reads the conversation itself, never text findings
+    from_records: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -292,6 +295,7 @@ class Rule:
             evidence=items,
             blocker=blocker if blocker is not None else (message if sev == Severity.BLOCKER else None),
             data=dict(data or {}),
+            from_records=bool(set(self.needs) - {Need.MESSAGES, Need.CONTENT}),
         )
 
 

@@ -32,6 +32,7 @@ from .ending import (
     COMPLETED,
     EMPTY,
     ERROR,
+    HANDED_OFF,
     TOOL_CALL,
     TOOL_RESULT,
     USER,
@@ -46,7 +47,7 @@ from .text import canonical, normalise, sentences
 from .text import without_code as prose
 
 __all__ = [
-    "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "TOOL_CALL", "TOOL_RESULT", "USER",
+    "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
     "AnyPattern", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
     "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates",
     "canonical", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first",

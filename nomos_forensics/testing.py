@@ -4,6 +4,7 @@ A *case* is a dict (usually from YAML) describing one session:
 
     name: cant-run/plain-english
     expect: {cant-run: 1, empty-response: 0}   # findings per rule name
+    outcome: failed                            # optional: the card's Outcome
     session: {title: ..., status: completed, goal: ..., model: ...}
     messages:
       - user: "restart nginx on lxc 105"

@@ -40,6 +40,8 @@ def _check(case, card) -> None:
     ]
     for finding in card.findings:
         assert all(len(e.excerpt) <= 200 for e in finding.evidence)
+    if "outcome" in case:  # the card's Outcome, read from the ending whatever the rules selected
+        assert card.outcome == case["outcome"], card.outcome_reason
 
 
 @pytest.mark.parametrize("case", IN_MEMORY, ids=[c["name"] for c in IN_MEMORY])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from nomos_forensics import plugins
-from nomos_forensics.card import Outcome, decide_outcome
+from nomos_forensics.card import Outcome, decide_outcome, explain_outcome
 from nomos_forensics.config import Config
 from nomos_forensics.ending import ANSWERED, COMPLETED, TOOL_CALL, USER
 from nomos_forensics.engine import build_ruleset, review
@@ -41,8 +41,32 @@ def test_completion_and_unanswered_tool_call():
                     ("tool", {"tool_call_id": "1", "name": "complete_task", "output": "ok", "is_error": False}))
     assert done.ending.kind == COMPLETED and done.ending.completion is done.messages[1]
     hanging = _session(("user", {"text": "go"}),
-                       ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "run", "arguments": {}}]}))
+                       ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "run", "arguments": {}}]}),
+                       status="idle")
     assert hanging.ending.kind == TOOL_CALL and not hanging.ending.finished
+
+
+def test_a_submit_step_finishes_the_run():
+    """mini-swe-agent ends a run on `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt`:
+    no result row follows, and the session is `completed`. A submit tool, or status `completed`
+    on the last call, make it a finished ending, not an unfinished one; the marker inside the
+    arguments is not read (the scan does not load arguments)."""
+    submit = {"id": "1", "name": "bash", "arguments": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt"}}
+    for status, call in (("completed", submit), ("idle", {"id": "1", "name": "submit", "arguments": {}}),
+                         ("idle", {"id": "1", "name": "attempt_completion", "arguments": {}})):
+        s = _session(("user", {"text": "fix the bug"}),
+                     ("assistant", {"text": "The patch looks good. Now let me submit it:", "tool_calls": [call]}),
+                     status=status)
+        assert s.ending.kind == COMPLETED and s.ending.finished, (status, call)
+        assert explain_outcome(s, []) == (Outcome.ACHIEVED, "submitted in turn 1")
+    caveat = _session(("user", {"text": "fix the bug"}),
+                      ("assistant", {"text": "The test has issues but the important thing is that the patch is correct. "
+                                             "Let me submit it:", "tool_calls": [submit]}), status="completed")
+    assert explain_outcome(caveat, [])[0] == Outcome.PARTIAL
+    still = _session(("user", {"text": "fix the bug"}),
+                     ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "bash", "arguments": {"command": "ls"}}]}),
+                     status="idle")
+    assert still.ending.kind == TOOL_CALL
 
 
 def test_a_configured_grace_moves_the_outcome_and_the_rule_together():
@@ -60,14 +84,17 @@ def test_a_configured_grace_moves_the_outcome_and_the_rule_together():
 
 
 def test_the_outcome_says_why():
-    from nomos_forensics.card import explain_outcome
-
     done = _session(("user", {"text": "go"}),
                     ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "complete_task", "arguments": {}}]}),
                     ("tool", {"tool_call_id": "1", "name": "complete_task", "output": "ok", "is_error": False}))
     assert explain_outcome(done, []) == (Outcome.ACHIEVED, "complete_task succeeded in turn 1")
     error = _session(("user", {"text": "go"}), ("assistant", {"text": "", "error": "model overloaded"}), status="idle")
-    assert explain_outcome(error, []) == (Outcome.FAILED, "ends on an assistant error card in turn 1")
+    assert explain_outcome(error, []) == (Outcome.FAILED, "ends on an assistant error card in turn 1, and no turn was answered")
+    later = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "Done, nginx restarted."}),
+                     ("user", {"text": "now the mail relay"}), ("assistant", {"text": "", "error": "credit balance too low"}),
+                     status="idle")
+    assert explain_outcome(later, []) == (
+        Outcome.PARTIAL, "earlier turns were answered, but the last one ends on an assistant error card (turn 2)")
     thanks = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "Done."}), ("user", {"text": "thanks!"}))
     assert explain_outcome(thanks, []) == (Outcome.ACHIEVED, "status completed")
     thanks.info.status = None
@@ -75,3 +102,22 @@ def test_the_outcome_says_why():
     assert explain_outcome(fresh, []) == (Outcome.ACHIEVED, "answered in turn 1; the user closed with thanks")
     asks = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "On which host?"}), status=None)
     assert explain_outcome(asks, [])[0] == Outcome.UNKNOWN and "asks the user a question" in explain_outcome(asks, [])[1]
+
+
+def test_unfinished_session_fix_cites_where_it_stopped():
+    registry = plugins.load()
+    ruleset = build_ruleset(registry, Config(), select=["unfinished-session"])
+    cases = {
+        "stops on the result of `run`": _session(
+            ("user", {"text": "restart nginx"}),
+            ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "run", "arguments": {}}]}),
+            ("tool", {"tool_call_id": "1", "name": "run", "output": "ok", "is_error": False}), status="idle"),
+        "(\"now restart php-fpm\") got no reply": _session(
+            ("user", {"text": "check nginx"}), ("assistant", {"text": "It runs."}),
+            ("user", {"text": "now restart php-fpm"}), status="idle"),
+        "died on an error card (\"credit balance too low\")": _session(
+            ("user", {"text": "go"}), ("assistant", {"text": "", "error": "credit balance too low"}), status="idle"),
+    }
+    for expected, session in cases.items():
+        (finding,) = review(session, ruleset).findings
+        assert expected in finding.fix, finding.fix

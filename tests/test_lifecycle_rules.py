@@ -255,7 +255,9 @@ OUTCOME_CASES = [
      {"messages": DONE[:3]}),
     ("partial/ends-on-user-message", Outcome.PARTIAL,
      {"messages": [{"user": "check nginx"}, {"assistant": "It runs."}, {"user": "now restart php-fpm"}]}),
-    ("partial/completed-with-frustration", Outcome.PARTIAL,
+    # the user corrected it, then the task was done: the Outcome reads the ending (achieved);
+    # the user-frustration finding reports the friction beside it
+    ("achieved/completed-after-a-correction", Outcome.ACHIEVED,
      {"messages": [{"user": "restart nginx on lxc/105"}, {"assistant": "Restarted nginx on lxc/106."},
                    {"user": "No, I said lxc/105."}, *DONE[1:]]}),
     ("partial/completed-with-orphaned-approval", Outcome.PARTIAL,
@@ -267,7 +269,8 @@ OUTCOME_CASES = [
     ("partial/cancelled", Outcome.PARTIAL,
      {"session": {"status": "cancelled"},
       "messages": [{"user": "upgrade all nodes"}, {"assistant": "Upgrading web-1 first."}]}),
-    ("unknown/no-assistant", Outcome.UNKNOWN, {"messages": [{"user": "hello?"}]}),
+    # a request nobody answered is a failed session, not one with nothing to judge
+    ("failed/no-assistant", Outcome.FAILED, {"messages": [{"user": "hello?"}]}),
     ("unknown/no-messages", Outcome.UNKNOWN, {"messages": []}),
     ("unknown/waiting-on-a-question", Outcome.UNKNOWN,
      {"messages": [{"user": "restart the web server"}, {"assistant": "Which one: web-1 or web-2?"}]}),

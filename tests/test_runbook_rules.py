@@ -55,7 +55,8 @@ FANOUT_CASES = [
      "messages": _fanout([{"list_lxcs": 40}], per_message=40)},
     {"name": "tool-fanout/two-turns-fire-twice", "expect": {"tool-fanout": 2},
      "messages": _fanout([{"run": 35}, {"run": 5}, {"list_lxcs": 33}])},
-    {"name": "tool-fanout/varied-tools-no-dominant", "expect": {"tool-fanout": 0},
+    # the runbook's threshold is >30 calls per turn; "same tool repeated" only makes it N+1
+    {"name": "tool-fanout/varied-tools-no-dominant", "expect": {"tool-fanout": 1},
      "messages": _fanout([{"run": 12, "list_lxcs": 12, "http_get": 12}])},
     {"name": "tool-fanout/dominant-with-others", "expect": {"tool-fanout": 1},
      "messages": _fanout([{"run": 25, "list_lxcs": 6, "http_get": 4}])},
@@ -128,6 +129,24 @@ def test_fanout_evidence_names_tool_and_count(dsn):
     (finding,) = card.findings
     assert "run" in finding.message and "31" in finding.message
     assert "run called 31×" in finding.evidence[0].excerpt
+    assert finding.data["repeated"] is True
+    assert finding.fix.startswith("turn 1 called `run` 31 times") and "one `run` whose command loops" in finding.fix
+
+
+def test_fanout_fix_cites_the_session():
+    """N+1: the fix names the tool, its count and the bulk call; a spread turn: the top tools."""
+    card = review_in_memory({"name": "n+1", "messages": _fanout([{"list_lxcs": 40}], per_message=40)},
+                            select=["tool-fanout"])
+    (finding,) = card.findings
+    assert "called `list_lxcs` 40 times" in finding.fix and "without a vmid" in finding.fix
+    spread = review_in_memory({"name": "spread", "messages": _fanout([{"run": 25, "list_lxcs": 20, "http_get": 19}])},
+                              select=["tool-fanout"])
+    (finding,) = spread.findings
+    assert finding.data["repeated"] is False and finding.data["calls"] == 64
+    assert "64 tool calls over 3 tools" in finding.message and "N+1" not in finding.message
+    assert finding.fix.startswith("turn 1 made 64 tool calls (run ×25, list_lxcs ×20, http_get ×19)")
+    other = review_in_memory({"name": "other", "messages": _fanout([{"get_vm": 33}])}, select=["tool-fanout"])
+    assert "a bulk form of `get_vm` that takes the whole list" in other.findings[0].fix
     assert finding.evidence[0].turn == 1
 
 

@@ -638,7 +638,7 @@ def runbook_failures() -> list[Session]:
 
     s = Session("uptime-fanout", "Uptime and disk of every container", "completed",
                 "Uptime and root disk usage of all running containers", "gemini-2.5-flash",
-                day(14, 9, 0), ["tool-fanout"], "partial",
+                day(14, 9, 0), ["tool-fanout"], "achieved",
                 "40 `run` calls in one turn (uptime + df per container) after a bulk `list_lxcs`")
     s.user("Give me the uptime and root disk usage of every running container.")
     s.call("", "list_lxcs", {"state": "active"}, active_lxcs())
@@ -656,7 +656,7 @@ def runbook_failures() -> list[Session]:
 
     s = Session("inventory-fanout", "Container inventory with IPs", "completed",
                 "Inventory of all containers: vmid, name, IP, memory", "gemini-2.5-flash",
-                day(21, 14, 45), ["tool-fanout"], "partial",
+                day(21, 14, 45), ["tool-fanout"], "achieved",
                 "36 `list_lxcs` calls, one per vmid 100-135, instead of one bulk call")
     s.user("I need an inventory of every container: vmid, name, IP address and memory limit.")
     by_id = {row[0]: row for row in RUNNING}
@@ -820,7 +820,7 @@ def lifecycle_failures() -> list[Session]:
 
     s = Session("mail-relay-retired", "Restart the mail relay", "completed",
                 "Postfix on lxc 125 delivers the queued mail", "gemini-2.5-flash", day(3, 9, 10),
-                ["retired-tool"], "partial",
+                ["retired-tool"], "achieved",
                 "calls the retired `request_execution` tool first, then retries with `run`")
     s.user("Postfix on the mail relay (lxc 125) is stuck with a full queue. Restart it and flush the queue.")
     s.call("", "request_execution",
@@ -876,7 +876,7 @@ def lifecycle_failures() -> list[Session]:
 
     s = Session("backup-size-120", "Backup size for lxc 120", "completed",
                 "Size of the backups of lxc 120", "gemini-2.5-flash", day(10, 17, 30),
-                ["user-frustration"], "partial",
+                ["user-frustration"], "achieved",
                 "answers about lxc 112 twice; the user corrects it twice")
     s.user("How big are the backups of lxc 120?")
     s.run("", "pve1", "ls -lh /mnt/pve/backup/dump/ | grep lxc-112 | tail -3",
@@ -992,7 +992,7 @@ def messy_sessions() -> list[Session]:
 
     s = Session("zfs-null-content", "Check ZFS pool health", "completed",
                 "ZFS pools on pve3 are healthy and scrubbed", "gemini-2.5-flash", day(19, 22, 45),
-                ["empty-response"], "partial",
+                ["empty-response"], "achieved",
                 "an assistant row whose content is JSON null (turn 1); later turns recover")
     s.user("Check the health of the ZFS pool on pve3.")
     s.raw("assistant", None)
@@ -1223,7 +1223,10 @@ after migrations 001..020 into an empty database.
 
 *signatures* are the rule names whose finding the session is built to show (`none`: a clean
 session, no finding expected). *outcome* is the runbook's verdict (✅ / ❌ / ⚠️) a reviewer
-should reach. Sessions are listed oldest first.
+should reach, read from how the session ends (README "How the outcome is decided"): a session
+whose task was done is ✅ even when a text rule reports friction on the way (a fan-out, a
+correction by the user, an early blank reply, a retired tool retried with `run`); the
+finding's severity carries the friction. Sessions are listed oldest first.
 
 | id prefix | title | model | status | signatures | outcome | notes |
 |---|---|---|---|---|---|---|
