@@ -24,7 +24,7 @@ from ..clikit import (
 from ..compare import DEFAULT_MIN_SESSIONS, TOO_FEW, Comparison, Periods, Window, compare
 from ..errors import ConfigError, ExitCode, ForensicsError
 from ..render import Format, table, to_json
-from ..scan import ScanFilters, ScanJob, Summary, card_results, count_sessions, parallel_scan, stream_sessions
+from ..scan import ScanFilters, ScanJob, Summary, count_sessions, parallel_scan, settle_memory, stream_sessions
 from ..trends import Series
 from .review import require_compatible
 from .scan import _emit
@@ -118,16 +118,16 @@ def compare_command(app: App, at, before, after, since, until, limit, status, mo
         series = Series(periods, rules=[active.rule.name for active in ruleset.active])
         gated = _resolve(rules_gated, ruleset)
         total = count_sessions(db, conn, filters)
-        summary = Summary(series=series)
         if jobs == 1:
+            settle_memory()
             cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
-            code = _emit((("", failed) for _, failed in card_results(cards, summary, None)), Format.TABLE, sys.stdout, total)
+            code = _emit(_counted(cards, series), Format.TABLE, sys.stdout, total)
     if jobs > 1:
         db.dispose()  # no connection may cross the fork
         job = ScanJob(settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
                       config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore),
                       fail_on=None, series=series)
-        code = _emit(parallel_scan(job, jobs, summary), Format.TABLE, sys.stdout, total)
+        code = _emit(parallel_scan(job, jobs, Summary(series=series)), Format.TABLE, sys.stdout, total)
     if code == ExitCode.INTERRUPTED:
         return int(code)
     result = compare(series, min_sessions=min_sessions, split=split)
@@ -145,6 +145,13 @@ def compare_command(app: App, at, before, after, since, until, limit, status, mo
         click.echo(f"nomos-forensics: regressed: {', '.join(result.regressed(gated or None))}", err=True)
         return int(ExitCode.FINDINGS)
     return int(ExitCode.FINDINGS if errors else ExitCode.OK)
+
+
+def _counted(cards, series: Series):
+    """Each card into the series only (no scan summary, no card JSON): (line, failed) for _emit."""
+    for card in cards:
+        series.add(card)
+        yield "", bool(card.errors)
 
 
 def _later(a, b):

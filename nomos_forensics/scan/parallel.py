@@ -81,7 +81,8 @@ def _worker(job: ScanJob, channel, parent: int) -> None:
             settle_memory()
             cards = stream_sessions(db, conn, ruleset, job.filters, schema, manager=registry.manager)
             for card, failed in card_results(cards, summary, job.fail_on):
-                channel.put(("card", card.session.id, card_json(card, indent=None), failed))
+                line = "" if job.series is not None else card_json(card, indent=None)  # a series prints no cards
+                channel.put(("card", card.session.id, line, failed))
         channel.put(("done", summary))
     except ForensicsError as error:
         channel.put(("error", type(error).__name__, error.message))
