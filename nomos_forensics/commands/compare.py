@@ -58,8 +58,10 @@ def migration_applied_at(app: App, conn, schema, version: int) -> datetime:
         raise ConfigError(f"this database does not record when migrations were applied "
                           f"(no schema_migrations.applied_at); {tell}")
     rows = app.db.query(conn, "migration_applied_at", {"version": version}, purpose="reading schema_migrations")
-    if not rows or rows[0].applied_at is None:
-        raise ConfigError(f"migration {version:03d} has no applied time in schema_migrations; {tell}")
+    if not rows:
+        raise ConfigError(f"migration {version:03d} is not in schema_migrations (not applied here); {tell}")
+    if rows[0].applied_at is None:
+        raise ConfigError(f"schema_migrations has no applied_at for migration {version:03d}; {tell}")
     return rows[0].applied_at
 
 
