@@ -1,5 +1,6 @@
 """One module per command; `COMMANDS` is what the entry point (cli.py) adds to its group."""
 
+from .compare import compare_command
 from .demo import demo
 from .doctor import doctor
 from .review import review
@@ -8,4 +9,4 @@ from .scan import scan
 from .sessions import sessions
 from .sizes import sizes
 
-COMMANDS = [doctor, sessions, review, scan, sizes, rules_command, demo]
+COMMANDS = [doctor, sessions, review, scan, compare_command, sizes, rules_command, demo]

@@ -31,6 +31,7 @@ from ..scan import (
     stream_sessions,
     summary_tables,
 )
+from ..trends import Series, TimeBuckets, parse_by
 from .review import require_compatible
 
 
@@ -86,13 +87,20 @@ class Progress:
 @click.option("--model", default=None, help="Only sessions of this model.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="Worker processes, each scanning a hash partition of the sessions on its own connection.")
-@format_option(Format.TABLE, Format.JSONL, Format.JSON, Format.MARKDOWN, default=Format.TABLE)
+@click.option("--by", default=None, metavar="day|week|month|model[,…]", callback=lambda _c, _p, v: _parse_by(v),
+              help="Print a series instead: sessions, messages and signature rates per day, week, month "
+                   "or model, or a combination such as week,model.")
+@format_option(Format.TABLE, Format.JSONL, Format.JSON, Format.MARKDOWN, Format.CSV, default=Format.TABLE)
 @pass_app
-def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, selection) -> int:
+def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, selection, by=None) -> int:
     """Review every matching session; summarise signatures, tools, models and sizes."""
     db = app.db
     filters = ScanFilters(since=since, until=until, status=status, model=model, limit=limit)
     out = sys.stdout
+    series = Series(TimeBuckets(by)) if by else None
+    if fmt == Format.CSV and series is None:
+        raise click.UsageError("--format csv is for a series: add --by")
+    card_fmt = Format.TABLE if series is not None else fmt  # a series prints no cards
     with db.connect("scanning sessions") as conn:
         schema = app.schema(conn)
         require_compatible(schema)
@@ -100,21 +108,28 @@ def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, s
         for skipped in ruleset.skipped:
             click.echo(f"nomos-forensics: note: {skipped['rule']} skipped: {skipped['reason']}", err=True)
         total = count_sessions(db, conn, filters)
+        if series is not None:
+            series.rules = [active.rule.name for active in ruleset.active]
         if jobs == 1:
             settle_memory()
-            summary = Summary()
+            summary = Summary(series=series)
             cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
-            lines = ((card_json(card, indent=None), failed) for card, failed in card_results(cards, summary, selection.fail_on))
-            code = _emit(lines, fmt, out, total)
+            results = card_results(cards, summary, selection.fail_on)
+            lines = (("" if series is not None else card_json(card, indent=None), failed) for card, failed in results)
+            code = _emit(lines, card_fmt, out, total)
     if jobs > 1:
         db.dispose()  # no connection may cross the fork
         job = ScanJob(
             settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
             config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore),
-            fail_on=selection.fail_on,
+            fail_on=selection.fail_on, series=series,
         )
-        summary = Summary()
-        code = _emit(parallel_scan(job, jobs, summary), fmt, out, total)
+        summary = Summary(series=series)
+        code = _emit(parallel_scan(job, jobs, summary), card_fmt, out, total)
+    if series is not None:
+        if code != ExitCode.INTERRUPTED:
+            print_series(series, fmt, out)
+        return int(code)
     if code == ExitCode.INTERRUPTED:
         if fmt == Format.JSON:  # close the document: the cards so far, no summary
             out.write('\n], "summary": null, "interrupted": true}\n')
@@ -129,6 +144,28 @@ def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, s
                 echo(table(rows, headers, fmt))
                 echo()
     return int(code)
+
+
+def _parse_by(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    try:
+        return parse_by(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="'--by'") from None
+
+
+def print_series(series: Series, fmt: Format, out) -> None:
+    if fmt == Format.JSON:
+        out.write(to_json(series.to_json()) + "\n")
+    elif fmt == Format.JSONL:
+        out.writelines(to_json(record, indent=None) + "\n" for record in series.jsonl_records())
+    elif fmt == Format.CSV:
+        out.write(series.to_csv())
+    else:
+        headers, rows = series.table()
+        echo(table(rows, headers, fmt))
+    out.flush()
 
 
 class BatchedWriter:

@@ -37,6 +37,7 @@ class ScanJob:
     select: tuple[str, ...]
     ignore: tuple[str, ...]
     fail_on: Any  # Severity | None
+    series: Any = None  # a trends.Series whose empty copy each worker fills (scan --by, compare)
 
 
 def card_results(cards: Iterator[Card], summary: Summary, fail_on) -> Iterator[tuple[Card, bool]]:
@@ -71,7 +72,7 @@ def _worker(job: ScanJob, channel, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
     die_with_parent(parent)
     db = Database(job.settings)
-    summary = Summary()
+    summary = Summary(series=job.series.empty() if job.series is not None else None)
     try:
         registry = plugins.load(job.plugin_refs)
         with db.connect("scanning sessions") as conn:
@@ -80,7 +81,8 @@ def _worker(job: ScanJob, channel, parent: int) -> None:
             settle_memory()
             cards = stream_sessions(db, conn, ruleset, job.filters, schema, manager=registry.manager)
             for card, failed in card_results(cards, summary, job.fail_on):
-                channel.put(("card", card.session.id, card_json(card, indent=None), failed))
+                line = "" if job.series is not None else card_json(card, indent=None)  # a series prints no cards
+                channel.put(("card", card.session.id, line, failed))
         channel.put(("done", summary))
     except ForensicsError as error:
         channel.put(("error", type(error).__name__, error.message))

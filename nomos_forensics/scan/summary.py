@@ -31,8 +31,11 @@ class Summary:
     rule_errors: Counter = field(default_factory=Counter)
     _worst: list = field(default_factory=list)
     _biggest: list = field(default_factory=list)
+    series: Any = None  # a trends.Series fed every card too (scan --by, compare), or None
 
     def add(self, card: Card) -> None:
+        if self.series is not None:
+            self.series.add(card)
         self.sessions += 1
         rules = sorted({f.rule for f in card.findings})
         if rules:
@@ -77,6 +80,8 @@ class Summary:
 
     def merge(self, other: "Summary") -> None:
         """Fold another partition's summary into this one (scan --jobs)."""
+        if self.series is not None and other.series is not None:
+            self.series.merge(other.series)
         self.sessions += other.sessions
         self.sessions_with_findings += other.sessions_with_findings
         for mine, theirs in ((self.by_rule, other.by_rule), (self.by_severity, other.by_severity),

@@ -347,7 +347,7 @@ def clean_sessions() -> list[Session]:
 
     s = Session("dns-grafana", "Add DNS record for grafana.lab", "completed",
                 "grafana.lab resolves to 10.0.20.130 on the LAN", "gemini-2.5-pro",
-                day(6, 10, 5), [], "achieved",
+                day(22, 10, 5), [], "achieved",
                 "clean plan: propose_plan, approval, steps run in seq order, knowledge writeback")
     s.user("Please add a DNS record grafana.lab -> 10.0.20.130 on the pihole and make sure it "
            "resolves from the proxy container.")
@@ -380,7 +380,7 @@ def clean_sessions() -> list[Session]:
     out.append(s)
 
     s = Session("destroyed-lxcs", "Containers destroyed this month", "completed",
-                "List containers destroyed in November", "gemini-2.5-flash", day(8, 14, 30), [],
+                "List containers destroyed in November", "gemini-2.5-flash", day(24, 14, 30), [],
                 "achieved", "clean: one bulk `list_lxcs` with the state filter")
     s.user("Which containers did we destroy this month? I need them for the inventory spreadsheet.")
     s.call("", "list_lxcs", {"state": "destroyed"},
@@ -408,7 +408,7 @@ def clean_sessions() -> list[Session]:
     out.append(s)
 
     s = Session("espacio-118", "Espacio en disco del contenedor 118", "completed",
-                "Liberar espacio en el contenedor 118", "gemini-2.5-flash", day(12, 18, 20), [],
+                "Liberar espacio en el contenedor 118", "gemini-2.5-flash", day(26, 18, 20), [],
                 "achieved", "Spanish user answered in Spanish: not a non-english-refusal")
     s.user("¿Cuánto espacio libre queda en el contenedor 118? El servidor de medios se queja de "
            "que el disco está lleno.")
@@ -447,7 +447,7 @@ def clean_sessions() -> list[Session]:
 
     s = Session("nginx-version-web", "Is nginx on the proxy still supported?", "completed",
                 "Check the nginx version on lxc 103 against the current stable release",
-                "claude-sonnet-4-5", day(15, 16, 45), [], "achieved",
+                "claude-sonnet-4-5", day(23, 16, 45), [], "achieved",
                 "says \"no local knowledge\" but then calls `http_get`: not a no-web-tool finding")
     s.user("Is the nginx on the proxy container (lxc 103) still on a supported version? Check what "
            "the current stable release is.")
@@ -592,7 +592,7 @@ def runbook_failures() -> list[Session]:
 
     s = Session("restore-pihole-null", "Restore /etc/pihole from backup", "failed",
                 "Pi-hole configuration restored from the last backup", "gemini-2.5-flash",
-                day(23, 17, 0), ["empty-response", "unfinished-session"], "failed",
+                day(8, 17, 0), ["empty-response", "unfinished-session"], "failed",
                 "blank replies three ways: text null, text missing, then a persisted error card")
     s.user("The pihole config got wiped by the update. Restore /etc/pihole on lxc 101 from last "
            "night's backup.")
@@ -713,7 +713,7 @@ def lifecycle_failures() -> list[Session]:
     out = []
 
     s = Session("security-updates-web", "Apply security updates to web containers", "completed",
-                "Security updates on lxc 103, 105 and 112", "gemini-2.5-pro", day(22, 10, 0),
+                "Security updates on lxc 103, 105 and 112", "gemini-2.5-pro", day(13, 15, 0),
                 ["orphaned-approval"], "partial",
                 "complete_task called while step 3's execution is still `pending_approval`")
     s.user("Apply the pending security updates on the web containers: 103 (proxy), 105 (wiki) and "
@@ -743,7 +743,7 @@ def lifecycle_failures() -> list[Session]:
     out.append(s)
 
     s = Session("migrate-grafana", "Move lxc 130 (grafana) to pve3", "completed",
-                "lxc 130 runs on pve3", "gemini-2.5-flash", day(24, 21, 0), ["plan-step-order"],
+                "lxc 130 runs on pve3", "gemini-2.5-flash", day(9, 21, 0), ["plan-step-order"],
                 "partial", "step 3 (migrate) and 4 run while step 2 (shut down) stays `approved`: "
                 "out of seq order, never skipped")
     s.user("Move the grafana container (lxc 130) from pve2 to pve3 tonight.")
@@ -765,11 +765,11 @@ def lifecycle_failures() -> list[Session]:
           risk="reversible_low", step=("p1", 1, 1))
     s.run("Migrating with --restart, which shuts the container down and starts it again around "
           "the move.", "pve2", "pct migrate 130 pve3 --restart",
-          "2026-11-24 21:02:41 shutdown CT 130\n"
-          "2026-11-24 21:02:55 starting migration of CT 130 to node 'pve3' (10.0.10.13)\n"
-          "2026-11-24 21:04:37 start final cleanup\n"
-          "2026-11-24 21:04:40 start container on target node\n"
-          "2026-11-24 21:04:46 migration finished successfully (duration 00:02:05)",
+          "2026-11-09 21:02:41 shutdown CT 130\n"
+          "2026-11-09 21:02:55 starting migration of CT 130 to node 'pve3' (10.0.10.13)\n"
+          "2026-11-09 21:04:37 start final cleanup\n"
+          "2026-11-09 21:04:40 start container on target node\n"
+          "2026-11-09 21:04:46 migration finished successfully (duration 00:02:05)",
           risk="reversible_high", step=("p1", 1, 3), wait=130)
     s.run("", "lxc/130", "curl -sf http://127.0.0.1:3000/api/health",
           '{"database": "ok", "version": "12.2.0"}', step=("p1", 1, 4))
@@ -783,7 +783,7 @@ def lifecycle_failures() -> list[Session]:
     out.append(s)
 
     s = Session("resize-115-stale", "Resize rootfs of lxc 115", "completed",
-                "Grow the nextcloud rootfs", "gemini-2.5-flash", day(26, 16, 20), ["stale-plan-steps"],
+                "Grow the nextcloud rootfs", "gemini-2.5-flash", day(14, 16, 20), ["stale-plan-steps"],
                 "achieved", "re-proposed plan (generation 2) left generation 1's steps `pending`")
     s.user("Grow the rootfs of lxc 115 (nextcloud) by 20G.")
     s.propose("", "p1", "Grow lxc 115 rootfs by 20G", 1, [
@@ -898,7 +898,7 @@ def lifecycle_failures() -> list[Session]:
 
     s = Session("homeassistant-update", "Update Home Assistant", "active",
                 "Home Assistant on lxc 142 runs the latest release", "gemini-2.5-flash",
-                day(30, 19, 50), ["unfinished-session"], "partial",
+                day(15, 19, 50), ["unfinished-session"], "partial",
                 "transcript ends on a tool result with no assistant reply")
     s.user("Update Home Assistant on lxc 142 to the latest release.")
     s.run("Starting the update.", "lxc/142", "ha core update",
@@ -906,7 +906,7 @@ def lifecycle_failures() -> list[Session]:
     out.append(s)
 
     s = Session("dns-down-unanswered", "DNS not resolving", None,
-                "LAN name resolution works again", "gemini-2.5-pro", day(29, 8, 5),
+                "LAN name resolution works again", "gemini-2.5-pro", day(15, 8, 5),
                 ["unfinished-session"], "partial",
                 "NULL status; transcript ends on a user message with no reply")
     s.user("Nothing resolves on the LAN since 07:50. Is the pihole down?")
@@ -963,7 +963,7 @@ def messy_sessions() -> list[Session]:
                                 "1.86G was freed.", "tool_calls": None, "finish_reason": "stop"})
     out.append(s)
 
-    s = Session("open-ports-nameless", None, "idle", None, "claude-sonnet-4-5", day(15, 22, 10), [],
+    s = Session("open-ports-nameless", None, "idle", None, "claude-sonnet-4-5", day(25, 22, 10), [],
                 "achieved",
                 "NULL title and goal; a tool call with no name; text null; arguments as a JSON "
                 "string; tool_calls and finish_reason missing")
@@ -991,7 +991,7 @@ def messy_sessions() -> list[Session]:
     out.append(s)
 
     s = Session("zfs-null-content", "Check ZFS pool health", "completed",
-                "ZFS pools on pve3 are healthy and scrubbed", "gemini-2.5-flash", day(19, 22, 45),
+                "ZFS pools on pve3 are healthy and scrubbed", "gemini-2.5-flash", day(12, 22, 45),
                 ["empty-response"], "achieved",
                 "an assistant row whose content is JSON null (turn 1); later turns recover")
     s.user("Check the health of the ZFS pool on pve3.")
@@ -1151,6 +1151,23 @@ INSERT INTO audit_log (session_id, actor, action, target, risk_class, outcome, d
     (NULL, 'system', 'expire_approvals', 'nomos', 'reversible_low', 'allowed', '{"expired": 0}', '2026-11-30 00:00:00+00');"""
 
 
+# When each migration reached this deployment: the release (migration 020) on 16 November, so
+# `compare --at migration:020` splits the month into before and after the release.
+MIGRATIONS_APPLIED = {1: datetime(2025, 3, 2, 10, 0, tzinfo=timezone.utc),
+                      5: datetime(2025, 6, 14, 9, 30, tzinfo=timezone.utc),
+                      10: datetime(2026, 2, 20, 18, 0, tzinfo=timezone.utc),
+                      20: datetime(2026, 11, 16, 6, 0, tzinfo=timezone.utc)}
+RELEASE = MIGRATIONS_APPLIED[20]
+RELEASE_RULES = ["empty-response", "unfinished-session", "orphaned-approval", "stale-plan-steps",
+                 "plan-step-order", "retired-tool"]
+
+
+def migrations_sql() -> str:
+    cases = " ".join(f"WHEN {v} THEN {literal(at)}" for v, at in MIGRATIONS_APPLIED.items())
+    return ("-- when each migration was applied (the release, migration 020, on 16 November)\n"
+            f"UPDATE schema_migrations SET applied_at = CASE version {cases} ELSE applied_at END;")
+
+
 def render_sql(sessions: list[Session]) -> str:
     parts = [
         "-- The nomos-forensics sample: 36 Nomos chat sessions from a homelab, November 2026.",
@@ -1159,6 +1176,8 @@ def render_sql(sessions: list[Session]) -> str:
         "-- execute); sql/sample/README.md lists the sessions and the signatures each one shows.",
         "SET client_encoding = 'UTF8';",
         "BEGIN;",
+        "",
+        migrations_sql(),
         "",
     ]
     for s in sessions:
@@ -1205,6 +1224,13 @@ def render_readme(sessions: list[Session]) -> str:
     by_signature = {name: [s.id[:8] for s in sessions if name in s.signatures] for name, _ in SIGNATURE_DOCS}
     coverage = [f"| {name} | {doc} | {', '.join(f'`{p}`' for p in by_signature[name])} |"
                 for name, doc in SIGNATURE_DOCS]
+    early = [s for s in sessions if s.start < RELEASE]
+    late = [s for s in sessions if s.start >= RELEASE]
+
+    def rate(group: list[Session], rule: str) -> str:
+        return f"{sum(rule in s.signatures for s in group)}/{len(group)}"
+
+    release = [f"| {rule} | {rate(early, rule)} | {rate(late, rule)} |" for rule in RELEASE_RULES]
     return f"""# The sample sessions
 
 `sample.sql` holds {len(sessions)} Nomos chat sessions from a homelab (Proxmox nodes pve1-pve3,
@@ -1231,6 +1257,17 @@ finding's severity carries the friction. Sessions are listed oldest first.
 | id prefix | title | model | status | signatures | outcome | notes |
 |---|---|---|---|---|---|---|
 {chr(10).join(rows)}
+
+## Before and after the release
+
+`schema_migrations` records migration 020 (the release) as applied on
+{RELEASE.strftime("%Y-%m-%d %H:%M")} UTC: {len(early)} sessions were created before it and {len(late)} after, so
+`nomos-forensics compare --at migration:020` shows the release's effect on the rules it targets
+(sessions with the signature / sessions in the period; too few sessions for a significant verdict):
+
+| rule | before | after |
+|---|---|---|
+{chr(10).join(release)}
 
 ## Signature coverage
 

@@ -1,0 +1,241 @@
+"""`nomos-forensics compare`: did a release fix it? Every signature's session rate before and
+after a point (a date, or when a migration was applied) or between two ranges, from one scan."""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import datetime
+
+import click
+
+from ..clikit import (
+    MAX_COUNT,
+    App,
+    connection_options,
+    echo,
+    format_option,
+    parse_since,
+    pass_app,
+    rule_options,
+    since_option,
+    warn,
+)
+from ..compare import DEFAULT_MIN_SESSIONS, TOO_FEW, Comparison, Periods, Window, compare
+from ..errors import ConfigError, ExitCode, ForensicsError
+from ..render import Format, table, to_json
+from ..scan import ScanFilters, ScanJob, Summary, count_sessions, parallel_scan, settle_memory, stream_sessions
+from ..trends import Series
+from .review import require_compatible
+from .scan import _emit
+
+_MIGRATION = re.compile(r"^\s*migration:(\d{1,9})\s*$", re.I)
+
+
+def _window(value: str | None, option: str) -> Window | None:
+    if value is None:
+        return None
+    if ".." not in value:
+        raise click.BadParameter(f"{value!r} is not a range: write START..END (either side may be empty)",
+                                 param_hint=f"'{option}'")
+    start, end = (part.strip() or None for part in value.split("..", 1))
+    window = Window(parse_since(start), parse_since(end))
+    if window.start and window.end and window.start >= window.end:
+        raise click.BadParameter(f"{value!r} ends before it starts", param_hint=f"'{option}'")
+    return window
+
+
+def _gate(value: str | None) -> list[str] | None:
+    """--fail-on-regression: None (off), [] (every compared rule) or the rules named."""
+    if value is None:
+        return None
+    return [] if value == "*" else [v.strip() for v in value.split(",") if v.strip()]
+
+
+def migration_applied_at(app: App, conn, schema, version: int) -> datetime:
+    tell = f"give the date instead: --at YYYY-MM-DD (when migration {version:03d} was deployed)"
+    if not schema.has("schema_migrations", ["version", "applied_at"]):
+        raise ConfigError(f"this database does not record when migrations were applied "
+                          f"(no schema_migrations.applied_at); {tell}")
+    rows = app.db.query(conn, "migration_applied_at", {"version": version}, purpose="reading schema_migrations")
+    if not rows:
+        raise ConfigError(f"migration {version:03d} is not in schema_migrations (not applied here); {tell}")
+    if rows[0].applied_at is None:
+        raise ConfigError(f"schema_migrations has no applied_at for migration {version:03d}; {tell}")
+    return rows[0].applied_at
+
+
+@click.command("compare")
+@connection_options
+@rule_options
+@click.option("--at", "at", default=None, metavar="DATE|migration:NNN",
+              help="Split at this point: before it and after it (migration:020 reads when it was applied).")
+@click.option("--before", "before", default=None, metavar="START..END", help="The before range (END excluded).")
+@click.option("--after", "after", default=None, metavar="START..END", help="The after range (END excluded).")
+@since_option(help="With --at: the before period starts here (default: the first session).")
+@since_option("--until", help="With --at: the after period ends here (default: now).")
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_COUNT), default=None, help="Only the newest N matching sessions.")
+@click.option("--status", default=None, help="Only sessions with this status.")
+@click.option("--model", default=None, help="Only sessions of this model.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+              help="Worker processes, each scanning a hash partition of the sessions on its own connection.")
+@click.option("--min-sessions", type=click.IntRange(min=1, max=MAX_COUNT), default=DEFAULT_MIN_SESSIONS,
+              show_default=True, help="Fewer sessions than this in either period: 'too few sessions'.")
+@click.option("--fail-on-regression", "gate", default=None, is_flag=False, flag_value="*", metavar="[RULE,…]",
+              help="Exit 1 when a signature (all, or these rules) regressed significantly.")
+@format_option(Format.TABLE, Format.MARKDOWN, Format.JSON, default=Format.TABLE)
+@pass_app
+def compare_command(app: App, at, before, after, since, until, limit, status, model, jobs: int,
+                    min_sessions: int, gate, fmt: Format, selection) -> int:
+    """Compare every signature's rate before and after a release, adjusted for the model mix."""
+    if (at is None) == (before is None and after is None) or (before is None) != (after is None):
+        raise click.UsageError("give --at DATE|migration:NNN, or both --before RANGE and --after RANGE")
+    before_w, after_w = _window(before, "--before"), _window(after, "--after")
+    rules_gated = _gate(gate)
+    db = app.db
+    with db.connect("comparing sessions") as conn:
+        schema = app.schema(conn)
+        require_compatible(schema)
+        split = None
+        if at is not None:
+            migration = _MIGRATION.match(at)
+            if migration:
+                point = migration_applied_at(app, conn, schema, int(migration.group(1)))
+                split = {"at": point.isoformat(), "source": f"migration {int(migration.group(1)):03d} applied_at"}
+            else:
+                try:
+                    point = parse_since(at)
+                except click.BadParameter as error:
+                    raise click.BadParameter(error.message, param_hint="'--at'") from None
+                split = {"at": point.isoformat(), "source": "--at"}
+            before_w, after_w = Window(since, point), Window(point, until)
+        elif before_w.overlaps(after_w):
+            raise click.UsageError("--before and --after overlap")
+        periods = Periods(before_w, after_w)
+        lower, upper = periods.bounds()
+        filters = ScanFilters(since=_later(lower, since), until=_earlier(upper, until), status=status, model=model, limit=limit)
+        ruleset = selection.build(schema)
+        for skipped in ruleset.skipped:
+            click.echo(f"nomos-forensics: note: {skipped['rule']} skipped: {skipped['reason']}", err=True)
+        series = Series(periods, rules=[active.rule.name for active in ruleset.active])
+        gated = _resolve(rules_gated, ruleset)
+        total = count_sessions(db, conn, filters)
+        if jobs == 1:
+            settle_memory()
+            cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
+            code = _emit(_counted(cards, series), Format.TABLE, sys.stdout, total)
+    if jobs > 1:
+        db.dispose()  # no connection may cross the fork
+        job = ScanJob(settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
+                      config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore),
+                      fail_on=None, series=series)
+        code = _emit(parallel_scan(job, jobs, Summary(series=series)), Format.TABLE, sys.stdout, total)
+    if code == ExitCode.INTERRUPTED:
+        return int(code)
+    result = compare(series, min_sessions=min_sessions, split=split)
+    if fmt == Format.JSON:
+        echo(to_json(result.data))
+    else:
+        for heading, headers, rows in comparison_tables(result):
+            echo(f"## {heading}" if fmt == Format.MARKDOWN else heading)
+            echo(table(rows, headers, fmt) if rows else "(none)")
+            echo()
+    errors = result.data["before"]["rule_errors"] + result.data["after"]["rule_errors"]
+    if errors:
+        warn(f"rules raised errors on {errors} sessions (run `scan` to see them)")
+    if gated is not None and result.regressed(gated or None):
+        click.echo(f"nomos-forensics: regressed: {', '.join(result.regressed(gated or None))}", err=True)
+        return int(ExitCode.FINDINGS)
+    return int(ExitCode.FINDINGS if errors else ExitCode.OK)
+
+
+def _counted(cards, series: Series):
+    """Each card into the series only (no scan summary, no card JSON): (line, failed) for _emit."""
+    for card in cards:
+        series.add(card)
+        yield "", bool(card.errors)
+
+
+def _later(a, b):
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _earlier(a, b):
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _resolve(names: list[str] | None, ruleset) -> list[str] | None:
+    """Rule names for the gate: [] means all; a name or code that is not compared is an error."""
+    if not names:
+        return names
+    known = {key.lower(): a.rule.name for a in ruleset.active for key in (a.rule.name, a.rule.code)}
+    unknown = [n for n in names if n.lower() not in known]
+    if unknown:
+        raise ForensicsError(f"--fail-on-regression: {', '.join(unknown)} is not among the rules compared")
+    return [known[n.lower()] for n in names]
+
+
+def _pct(rate: float | None) -> str:
+    return "" if rate is None else f"{100 * rate:.1f}%"
+
+
+def _pts(change: float | None) -> str:
+    return "" if change is None else f"{100 * change:+.1f} pts"
+
+
+def _interval(pair) -> str:
+    return "" if not pair or pair[0] is None else f"[{100 * pair[0]:+.1f}, {100 * pair[1]:+.1f}]"
+
+
+def _p(value: float | None) -> str:
+    return "" if value is None else f"{value:.2g}"
+
+
+def _verdict_cell(row) -> str:
+    return f"{row['verdict']} ({row['reason']})" if row["verdict"] == TOO_FEW else row["verdict"]
+
+
+def comparison_tables(result: Comparison):
+    """(heading, headers, rows) for people: periods, signatures with verdicts, model mix, by model."""
+    d = result.data
+    periods = []
+    for name in ("before", "after"):
+        p = d[name]
+        span = Window(_parse(p["from"]), _parse(p["until"])).describe()
+        periods.append([name, span, p["sessions"], p["messages"]])
+    if d["split"]:
+        periods.append(["split", f"{d['split']['at']} ({d['split']['source']})", "", ""])
+    signatures = [
+        [s["rule"], f"{s['before']['sessions']} ({_pct(s['before']['rate'])})",
+         f"{s['after']['sessions']} ({_pct(s['after']['rate'])})", _pts(s["change"]),
+         "" if s["relative_change"] is None else f"{100 * s['relative_change']:+.0f}%",
+         _interval(s["interval"]), _p(s["p_value"]), _pts(s["adjusted"]["change"]), _p(s["adjusted"]["p_value"]),
+         _p(s["q_value"]), _verdict_cell(s)]
+        for s in d["signatures"] if s["before"]["sessions"] or s["after"]["sessions"]
+    ]
+    quiet = [s["rule"] for s in d["signatures"] if not (s["before"]["sessions"] or s["after"]["sessions"])]
+    tables = [
+        ("Periods", ["period", "sessions created", "sessions", "messages"], periods),
+        ("Signatures (sessions, rate; change in points, its 95% Newcombe interval, Fisher p; "
+         "model-adjusted Mantel–Haenszel change, CMH p; Benjamini–Hochberg q)",
+         ["rule", "before", "after", "change", "relative", "95% interval", "p", "adjusted", "adj. p", "q", "verdict"],
+         signatures),
+    ]
+    verdict_notes = [[s["rule"], s["verdict"], s["reason"]] for s in d["signatures"]
+                     if (s["before"]["sessions"] or s["after"]["sessions"]) and s["verdict"] != TOO_FEW]
+    if verdict_notes:
+        tables.append(("Why", ["rule", "verdict", "because"], verdict_notes))
+    if quiet:
+        tables.append(("Not seen in either period", ["rules"], [[", ".join(quiet)]]))
+    tables.append(("Model mix", ["model", "before", "after"], [
+        [m["model"], f"{m['before']['sessions']} ({_pct(m['before']['share'])})",
+         f"{m['after']['sessions']} ({_pct(m['after']['share'])})"] for m in d["models"]]))
+    tables.append(("By model", ["rule", "model", "before", "after", "change"], [
+        [s["rule"], m["model"], f"{m['before']['sessions']}/{m['before']['of']} ({_pct(m['before']['rate'])})",
+         f"{m['after']['sessions']}/{m['after']['of']} ({_pct(m['after']['rate'])})", _pts(m["change"])]
+        for s in d["signatures"] for m in s["by_model"]]))
+    return tables
+
+
+def _parse(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)

@@ -1,0 +1,31 @@
+"""Per-session facts the series and the comparison count: when the session was created, its
+model, its size and which signatures fired. A card is reduced to these once, as it is made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from .card import Card
+
+UNKNOWN = "(unknown)"  # a NULL model, or a created_at Python cannot hold
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFacts:
+    created_at: datetime | None
+    model: str
+    messages: int
+    fired: frozenset[str]  # names of the rules with at least one finding
+    errored: bool  # a rule raised on this session
+
+    @classmethod
+    def of(cls, card: Card) -> "SessionFacts":
+        info = card.session.info
+        return cls(
+            created_at=info.created_at,
+            model=info.model or UNKNOWN,
+            messages=len(card.session.messages),
+            fired=frozenset(f.rule for f in card.findings),
+            errored=bool(card.errors),
+        )
