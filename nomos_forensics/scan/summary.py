@@ -94,6 +94,34 @@ class Summary:
         for item in other._biggest:
             self._push(self._biggest, item)
 
+    def to_state(self) -> dict[str, Any]:
+        """Everything merge() reads, as plain JSON (scan --shard writes it, `merge` reads it back):
+        exact counts and the top-k candidates with their ordering keys."""
+        return {
+            "sessions": self.sessions, "sessions_with_findings": self.sessions_with_findings,
+            **{name: dict(getattr(self, name)) for name in _COUNTERS},
+            "fanout": self.fanout, "models": {model: dict(counts) for model, counts in self.models.items()},
+            "worst": [[list(key), item] for key, item in self._worst],
+            "biggest": [[list(key), item] for key, item in self._biggest],
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> "Summary":
+        """The summary to_state() wrote; raises KeyError, TypeError or ValueError on anything else."""
+        summary = cls(sessions=int(state["sessions"]), sessions_with_findings=int(state["sessions_with_findings"]))
+        for name in _COUNTERS:
+            getattr(summary, name).update({str(k): int(v) for k, v in state[name].items()})
+        summary.fanout = {str(tool): {"turns": int(e["turns"]), "max_calls": int(e["max_calls"])}
+                          for tool, e in state["fanout"].items()}
+        summary.models = {str(model): Counter({str(k): int(v) for k, v in counts.items()})
+                          for model, counts in state["models"].items()}
+        for heap, items in ((summary._worst, state["worst"]), (summary._biggest, state["biggest"])):
+            for key, item in items:
+                if not isinstance(item, dict):
+                    raise TypeError("a top-k entry is not an object")
+                cls._push(heap, (tuple(key), item))
+        return summary
+
     @staticmethod
     def _push(heap: list, item) -> None:
         if len(heap) < TOP_K:
@@ -145,6 +173,9 @@ class Summary:
             "biggest_messages": self.biggest,
             "rule_errors": dict(ranked(self.rule_errors)),
         }
+
+
+_COUNTERS = ("by_rule", "by_severity", "outcomes", "tool_calls", "tool_sessions", "rule_errors")
 
 
 def ranked(counts: Counter) -> list[tuple[str, int]]:
