@@ -97,12 +97,13 @@ class Summary:
     def to_state(self) -> dict[str, Any]:
         """Everything merge() reads, as plain JSON (scan --shard writes it, `merge` reads it back):
         exact counts and the top-k candidates with their ordering keys."""
-        return {
+        return {  # sorted: the same state for the same cards, whatever --jobs added them in
             "sessions": self.sessions, "sessions_with_findings": self.sessions_with_findings,
-            **{name: dict(getattr(self, name)) for name in _COUNTERS},
-            "fanout": self.fanout, "models": {model: dict(counts) for model, counts in self.models.items()},
-            "worst": [[list(key), item] for key, item in self._worst],
-            "biggest": [[list(key), item] for key, item in self._biggest],
+            **{name: dict(sorted(getattr(self, name).items())) for name in _COUNTERS},
+            "fanout": dict(sorted(self.fanout.items())),
+            "models": {model: dict(sorted(counts.items())) for model, counts in sorted(self.models.items())},
+            "worst": [[list(key), item] for key, item in sorted(self._worst, key=lambda x: x[0], reverse=True)],
+            "biggest": [[list(key), item] for key, item in sorted(self._biggest, key=lambda x: x[0], reverse=True)],
         }
 
     @classmethod
