@@ -187,3 +187,22 @@ def test_jobs_auto_gives_the_same_output(capsys, sample_dsn):
     assert (auto.code, auto.out) == (one.code, one.out)
     assert "--jobs auto:" in auto.err and "free connection slots" in auto.err
     assert invoke(capsys, "scan", "--dsn", sample_dsn, "--jobs", "some").code == 2
+
+
+def test_the_documented_array_job_pattern(tmp_path, sample_dsn):
+    """The README's Slurm and Kubernetes lines: K from the scheduler's variable, exit 1 (findings)
+    counted as success, then merge; every task against its own DSN (here the same database)."""
+    from .helpers import SCRIPT
+
+    env = {**os.environ, "NOMOS_FORENSICS_LOAD_PLUGINS": "", "DSN": sample_dsn, "SLURM_ARRAY_TASK_COUNT": "3"}
+    for task in range(3):
+        done = subprocess.run(
+            ["bash", "-c", f'"{SCRIPT}" scan --shard "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT" --dsn "$DSN"'
+                           ' --fail-on cosmetic > "shard-$SLURM_ARRAY_TASK_ID.jsonl"; test $? -le 1'],
+            cwd=tmp_path, env={**env, "SLURM_ARRAY_TASK_ID": str(task)}, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    merged = subprocess.run([str(SCRIPT), "merge", *sorted(str(p) for p in tmp_path.glob("shard-*.jsonl")),
+                             "--format", "jsonl"], env=env, capture_output=True, text=True, timeout=120)
+    whole = subprocess.run([str(SCRIPT), "scan", "--dsn", sample_dsn, "--fail-on", "cosmetic", "--format", "jsonl"],
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert (merged.returncode, merged.stdout) == (whole.returncode, whole.stdout) and whole.returncode == 1

@@ -94,7 +94,7 @@ class ShardRecorder:
             "schema_version": SHARD_SCHEMA_VERSION, "shard": self.shard[0], "shards": self.shard[1],
             "scan": self.settings, "total_sessions": self.total, "sessions": self.sessions,
             "cards_sha256": self.digest.hexdigest(), "failed": failed, "summary": summary.to_state(),
-        }}, ensure_ascii=False, separators=(",", ":"), default=str)
+        }}, separators=(",", ":"), default=str)  # ASCII: no raw control or bidi characters
 
 
 @dataclass
