@@ -60,14 +60,16 @@ class Summary:
                 "outcome": card.outcome, "findings": rules,
             })
             self._push(self._worst, item)
-        for message in card.session.messages:
-            self._consider_message(card, message)
+        biggest = self._biggest
+        for message in card.session.messages:  # once per message: the common case inline
+            size = message.disk_bytes or 0
+            if message.logical_bytes and message.logical_bytes > size:
+                size = message.logical_bytes
+            # the whole key, ties included, as _push and merge compare it: any --jobs, same list
+            if size and (len(biggest) < TOP_K or (size, message.id) > biggest[0][0]):
+                self._consider_message(card, message, size)
 
-    def _consider_message(self, card: Card, message: Message) -> None:
-        size = max(message.logical_bytes or 0, message.disk_bytes or 0)
-        # the whole key, ties included, as _push and merge compare it: any --jobs, same list
-        if size == 0 or (len(self._biggest) >= TOP_K and (size, message.id) <= self._biggest[0][0]):
-            return
+    def _consider_message(self, card: Card, message: Message, size: int) -> None:
         item = ((size, message.id), {
             "message_id": message.id, "session": card.session.id[:8], "role": message.role,
             "tool": message.tool_name or (message.tool_calls[0].display_name if message.tool_calls else None),
