@@ -63,9 +63,11 @@ def main() -> int:
             line = []
             for name in order:
                 out_path = Path(tmp) / f"{name}.jsonl"
-                with out_path.open("wb") as out:
-                    r = measure(commands[name], env=env if name != "floor" else None, stdout=out,
-                                sample_tree=name != "floor", dsn=dsn)
+                if name == "floor":  # as run.py measures it: to /dev/null
+                    r = measure(commands[name], sample_tree=False, dsn=dsn)
+                else:
+                    with out_path.open("wb") as out:
+                        r = measure(commands[name], env=env, stdout=out, dsn=dsn)
                 if r.code not in (0, 1):
                     print(f"{name} failed (exit {r.code}): {r.stderr.strip().splitlines()[-1:]}")
                     return 2
@@ -74,7 +76,7 @@ def main() -> int:
                 rss[name].append(r.tree_peak or r.maxrss_kb * 1024)
                 if name != "floor":
                     sums.setdefault(name, md5_of(out_path))
-                line.append(f"{name} {r.wall:6.1f}s")
+                line.append(f"{name} {r.wall:6.1f}s" + (f" (CPU {r.cpu:.1f}s)" if name != "floor" else ""))
             ratio = ""
             if "floor" in walls:
                 f = walls["floor"][-1]
