@@ -11,6 +11,7 @@ class ExitCode(enum.IntEnum):
     OK = 0
     FINDINGS = 1  # a finding at or above --fail-on, or a rule raised an error
     ENVIRONMENT = 2  # usage, connection, unknown session, schema mismatch, lost connection
+    SHARDS = 3  # merge: shard files missing, duplicated, from different scans, or corrupt
     INTERRUPTED = 130  # Ctrl-C
 
 

@@ -380,7 +380,17 @@ _CALLS_CACHE_MAX = 4096
 
 def _slim_calls(raw_names: Any, count: int) -> tuple[ToolCall, ...]:
     """The calls of a slim row: its names, then unnamed calls up to `count`. ToolCalls are
-    immutable and a database has few distinct lists of names, so each list is built once."""
+    immutable and a database has few distinct lists of names, so each list is built once. The
+    SQL ships the names as JSON text: decoded once per distinct text, not once per row."""
+    if isinstance(raw_names, str):
+        key_text = (raw_names, count)
+        calls = _CALLS_CACHE.get(key_text)
+        if calls is None:
+            calls = _slim_calls(lenient_json_loads(raw_names), count)
+            if len(_CALLS_CACHE) >= _CALLS_CACHE_MAX:
+                _CALLS_CACHE.clear()
+            _CALLS_CACHE[key_text] = calls
+        return calls
     try:
         key: tuple | None = (tuple(raw_names or ()), count)
         calls = _CALLS_CACHE.get(key)
@@ -423,7 +433,7 @@ def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Messa
         )
     calls = _slim_calls(call_names, call_count) if call_count else _NO_CALLS
     if result_count or result_names:
-        result_names = result_names or ()
+        result_names = (lenient_json_loads(result_names) if isinstance(result_names, str) else result_names) or ()
         results = tuple(
             ToolResult(name=_as_name(result_names[i]) if i < len(result_names) else None)
             for i in range(max(result_count, len(result_names)))

@@ -21,18 +21,55 @@ from ..clikit import (
 from ..errors import ConnectionLost, ExitCode
 from ..render import Format, card_json, table, to_json
 from ..scan import (
+    MAX_JOBS,
     ScanFilters,
     ScanJob,
+    ShardRecorder,
     Summary,
+    auto_jobs,
     card_results,
     count_sessions,
     parallel_scan,
+    parse_shard,
+    scan_settings,
     settle_memory,
     stream_sessions,
     summary_tables,
 )
 from ..trends import Series, TimeBuckets, parse_by
 from .review import require_compatible
+
+
+class JobsType(click.ParamType):
+    """--jobs: a count from 1 to 64, or `auto`."""
+
+    name = "N|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "auto":
+            return value
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            self.fail(f"{value!r} is neither a number of workers nor 'auto'", param, ctx)
+        if not 1 <= number <= MAX_JOBS:
+            self.fail(f"{value!r} is not between 1 and {MAX_JOBS}", param, ctx)
+        return number
+
+
+def _shard_option(_ctx, _param, value):
+    try:
+        return parse_shard(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+def _shard_format(fmt: Format) -> Format:
+    """A shard is JSONL; a summary format is what `merge` prints from the shards."""
+    ctx = click.get_current_context()
+    if fmt != Format.JSONL and ctx.get_parameter_source("fmt") != click.core.ParameterSource.DEFAULT:
+        raise click.UsageError(f"--shard writes a JSONL shard file; ask `merge --format {fmt.value}` for the {fmt.value} output")
+    return Format.JSONL
 
 
 class Progress:
@@ -85,17 +122,27 @@ class Progress:
 @click.option("--limit", type=click.IntRange(min=1, max=MAX_COUNT), default=None, help="Only the newest N matching sessions.")
 @click.option("--status", default=None, help="Only sessions with this status.")
 @click.option("--model", default=None, help="Only sessions of this model.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
-              help="Worker processes, each scanning a hash partition of the sessions on its own connection.")
+@click.option("--jobs", "-j", type=JobsType(), default="1", show_default=True,
+              help="Worker processes, each scanning a hash partition of the sessions on its own connection; "
+                   "`auto`: from the cores and the server's free connections.")
+@click.option("--shard", metavar="K/N", default=None, callback=_shard_option,
+              help="Scan only hash partition K (0-based) of N and write a shard file (JSONL cards and a "
+                   "trailer line) for `nomos-forensics merge`.")
 @click.option("--by", default=None, metavar="day|week|month|model[,…]", callback=lambda _c, _p, v: _parse_by(v),
               help="Print a series instead: sessions, messages and signature rates per day, week, month "
                    "or model, or a combination such as week,model.")
 @format_option(Format.TABLE, Format.JSONL, Format.JSON, Format.MARKDOWN, Format.CSV, default=Format.TABLE)
 @pass_app
-def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, selection, by=None) -> int:
+def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format, selection, by=None) -> int:
     """Review every matching session; summarise signatures, tools, models and sizes."""
     db = app.db
-    filters = ScanFilters(since=since, until=until, status=status, model=model, limit=limit)
+    if shard is not None:
+        if by:
+            raise click.UsageError("--by prints a series, not a shard file: scan the whole period with --by, or merge the shards")
+        fmt = _shard_format(fmt)
+    index, count = shard or (0, 1)
+    filters = ScanFilters(since=since, until=until, status=status, model=model, limit=limit,
+                          partition=index, partitions=count)
     out = sys.stdout
     series = Series(TimeBuckets(by)) if by else None
     if fmt == Format.CSV and series is None:
@@ -110,13 +157,21 @@ def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, s
         total = count_sessions(db, conn, filters)
         if series is not None:
             series.rules = [active.rule.name for active in ruleset.active]
+        recorder = None
+        if shard is not None:
+            whole = ScanFilters(**{**filters.__dict__, "partition": 0, "partitions": 1})
+            settings = scan_settings(ruleset, selection.config, filters, selection.fail_on)
+            recorder = ShardRecorder(shard, settings, count_sessions(db, conn, whole))
+        if jobs == "auto":
+            jobs, why = auto_jobs(db, conn)
+            click.echo(f"nomos-forensics: note: --jobs auto: {jobs} worker{'s' if jobs > 1 else ''} ({why})", err=True)
         if jobs == 1:
             settle_memory()
             summary = Summary(series=series)
             cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
             results = card_results(cards, summary, selection.fail_on)
             lines = (("" if series is not None else card_json(card, indent=None), failed) for card, failed in results)
-            code = _emit(lines, card_fmt, out, total)
+            code = _emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
     if jobs > 1:
         db.dispose()  # no connection may cross the fork
         job = ScanJob(
@@ -125,11 +180,21 @@ def scan(app: App, since, until, limit, status, model, jobs: int, fmt: Format, s
             fail_on=selection.fail_on, series=series,
         )
         summary = Summary(series=series)
-        code = _emit(parallel_scan(job, jobs, summary), card_fmt, out, total)
+        lines = parallel_scan(job, jobs, summary)
+        code = _emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
     if series is not None:
         if code != ExitCode.INTERRUPTED:
             print_series(series, fmt, out)
         return int(code)
+    if recorder is not None and code != ExitCode.INTERRUPTED:  # an interrupted shard has no trailer
+        out.write(recorder.trailer(summary, failed=code == ExitCode.FINDINGS) + "\n")
+        out.flush()
+        return int(code)
+    return finish(summary, fmt, out, code)
+
+
+def finish(summary: Summary, fmt: Format, out, code: ExitCode) -> int:
+    """After the card lines: the summary in `fmt` (scan and merge print the same)."""
     if code == ExitCode.INTERRUPTED:
         if fmt == Format.JSON:  # close the document: the cards so far, no summary
             out.write('\n], "summary": null, "interrupted": true}\n')

@@ -1,12 +1,15 @@
 """Scan many sessions: stream and review them (stream), aggregate a summary (summary), present it
-(present), and run partitions in parallel processes (parallel)."""
+(present), run partitions in parallel processes (parallel), and split a scan into shard files
+and merge them back (shard)."""
 
-from .parallel import ScanJob, card_results, parallel_scan
+from .parallel import MAX_JOBS, ScanJob, auto_jobs, card_results, parallel_scan
 from .present import summary_tables
+from .shard import MergedShards, ShardError, ShardRecorder, parse_shard, read_shards, scan_settings
 from .stream import ScanFilters, count_sessions, settle_memory, stream_sessions
 from .summary import TOP_K, Summary, ranked
 
 __all__ = [
-    "TOP_K", "ScanFilters", "ScanJob", "Summary", "card_results", "count_sessions", "parallel_scan",
-    "ranked", "settle_memory", "stream_sessions", "summary_tables",
+    "MAX_JOBS", "TOP_K", "MergedShards", "ScanFilters", "ScanJob", "ShardError", "ShardRecorder", "Summary",
+    "auto_jobs", "card_results", "count_sessions", "parallel_scan", "parse_shard", "ranked", "read_shards",
+    "scan_settings", "settle_memory", "stream_sessions", "summary_tables",
 ]

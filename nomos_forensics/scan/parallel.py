@@ -92,6 +92,31 @@ def _worker(job: ScanJob, channel, parent: int) -> None:
         db.dispose()
 
 
+MAX_JOBS = 64
+AUTO_CAP = 8  # --jobs auto never starts more workers than this
+
+
+def pick_jobs(cores: int, max_connections: int, reserved: int, used: int, cap: int = AUTO_CAP) -> tuple[int, str]:
+    """--jobs auto: one worker per core this process may run on, no more than a quarter of the
+    server's free connection slots (the application keeps the rest), at most `cap`; at least 1."""
+    free = max(0, max_connections - reserved - used)
+    jobs = max(1, min(cores, free // 4, cap))
+    return jobs, f"{cores} core{'s' if cores != 1 else ''}, {free} free connection slots on the server, cap {cap}"
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def auto_jobs(db: Database, conn) -> tuple[int, str]:
+    """(workers, why) for --jobs auto, from this machine's cores and the server's load."""
+    row = db.query(conn, "scan_server_load", {}, purpose="reading the server's load")[0]
+    return pick_jobs(usable_cores(), int(row.max_connections), int(row.reserved), int(row.used))
+
+
 WORKER_QUEUE = 256  # cards a worker may run ahead of the merge
 
 
@@ -106,8 +131,11 @@ def parallel_scan(job: ScanJob, jobs: int, summary: Summary) -> Iterator[tuple[s
     """
     context = multiprocessing.get_context("fork")
     channels, workers = [], []
-    for partition in range(jobs):
-        filters = ScanFilters(**{**job.filters.__dict__, "partition": partition, "partitions": jobs})
+    base = job.filters  # partition K of N (scan --shard; 0 of 1 otherwise) split J ways: the
+    # sessions with hash mod N*J = K + N*j for j < J are exactly those with hash mod N = K
+    for worker in range(jobs):
+        filters = ScanFilters(**{**base.__dict__, "partition": base.partition + base.partitions * worker,
+                                 "partitions": base.partitions * jobs})
         worker_job = ScanJob(**{**job.__dict__, "filters": filters})
         channel = context.Queue(maxsize=WORKER_QUEUE)
         process = context.Process(target=_worker, args=(worker_job, channel, os.getpid()), daemon=True)

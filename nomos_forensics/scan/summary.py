@@ -63,14 +63,16 @@ class Summary:
                 "outcome": card.outcome, "findings": rules,
             })
             self._push(self._worst, item)
-        for message in card.session.messages:
-            self._consider_message(card, message)
+        biggest = self._biggest
+        for message in card.session.messages:  # once per message: the common case inline
+            size = message.disk_bytes or 0
+            if message.logical_bytes and message.logical_bytes > size:
+                size = message.logical_bytes
+            # the whole key, ties included, as _push and merge compare it: any --jobs, same list
+            if size and (len(biggest) < TOP_K or (size, message.id) > biggest[0][0]):
+                self._consider_message(card, message, size)
 
-    def _consider_message(self, card: Card, message: Message) -> None:
-        size = max(message.logical_bytes or 0, message.disk_bytes or 0)
-        # the whole key, ties included, as _push and merge compare it: any --jobs, same list
-        if size == 0 or (len(self._biggest) >= TOP_K and (size, message.id) <= self._biggest[0][0]):
-            return
+    def _consider_message(self, card: Card, message: Message, size: int) -> None:
         item = ((size, message.id), {
             "message_id": message.id, "session": card.session.id[:8], "role": message.role,
             "tool": message.tool_name or (message.tool_calls[0].display_name if message.tool_calls else None),
@@ -98,6 +100,35 @@ class Summary:
             self._push(self._worst, item)
         for item in other._biggest:
             self._push(self._biggest, item)
+
+    def to_state(self) -> dict[str, Any]:
+        """Everything merge() reads, as plain JSON (scan --shard writes it, `merge` reads it back):
+        exact counts and the top-k candidates with their ordering keys."""
+        return {  # sorted: the same state for the same cards, whatever --jobs added them in
+            "sessions": self.sessions, "sessions_with_findings": self.sessions_with_findings,
+            **{name: dict(sorted(getattr(self, name).items())) for name in _COUNTERS},
+            "fanout": dict(sorted(self.fanout.items())),
+            "models": {model: dict(sorted(counts.items())) for model, counts in sorted(self.models.items())},
+            "worst": [[list(key), item] for key, item in sorted(self._worst, key=lambda x: x[0], reverse=True)],
+            "biggest": [[list(key), item] for key, item in sorted(self._biggest, key=lambda x: x[0], reverse=True)],
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> "Summary":
+        """The summary to_state() wrote; raises KeyError, TypeError or ValueError on anything else."""
+        summary = cls(sessions=int(state["sessions"]), sessions_with_findings=int(state["sessions_with_findings"]))
+        for name in _COUNTERS:
+            getattr(summary, name).update({str(k): int(v) for k, v in state[name].items()})
+        summary.fanout = {str(tool): {"turns": int(e["turns"]), "max_calls": int(e["max_calls"])}
+                          for tool, e in state["fanout"].items()}
+        summary.models = {str(model): Counter({str(k): int(v) for k, v in counts.items()})
+                          for model, counts in state["models"].items()}
+        for heap, items in ((summary._worst, state["worst"]), (summary._biggest, state["biggest"])):
+            for key, item in items:
+                if not isinstance(item, dict):
+                    raise TypeError("a top-k entry is not an object")
+                cls._push(heap, (tuple(key), item))
+        return summary
 
     @staticmethod
     def _push(heap: list, item) -> None:
@@ -150,6 +181,9 @@ class Summary:
             "biggest_messages": self.biggest,
             "rule_errors": dict(ranked(self.rule_errors)),
         }
+
+
+_COUNTERS = ("by_rule", "by_severity", "outcomes", "tool_calls", "tool_sessions", "rule_errors")
 
 
 def ranked(counts: Counter) -> list[tuple[str, int]]:

@@ -3,7 +3,8 @@
 -- a plain object. logical_bytes (the JSON as text) is exact for every message whose
 -- uncompressed jsonb size (pg_column_size of the detoasted value, free) reaches :logical_floor.
 -- `reasoning`: the message carries a reasoning trace (reasoning, reasoning_content or thinking).
--- Needs the message_source fragment as its FROM clause.
+-- Tool-call and tool-result names come as JSON text, which the client decodes once per distinct
+-- list (a database has few). Needs the message_source fragment as its FROM clause.
 m.id,
        m.role,
        m.created_at,
@@ -19,11 +20,11 @@ m.id,
                           CASE WHEN jsonb_typeof(c.v -> 'content') = 'string' THEN c.v ->> 'content' END)
        END AS text,
        NULLIF(jsonb_path_query_array(c.v, 'lax $.tool_calls[*].name')
-              || jsonb_path_query_array(c.v, 'lax $.tool_calls[*].function.name'), '[]') AS call_names,
+              || jsonb_path_query_array(c.v, 'lax $.tool_calls[*].function.name'), '[]')::text AS call_names,
        CASE jsonb_typeof(c.v -> 'tool_calls')
             WHEN 'array' THEN jsonb_array_length(c.v -> 'tool_calls')
             WHEN 'object' THEN 1 ELSE 0 END AS call_count,
-       NULLIF(jsonb_path_query_array(c.v, 'lax $.tool_results[*].name'), '[]') AS result_names,
+       NULLIF(jsonb_path_query_array(c.v, 'lax $.tool_results[*].name'), '[]')::text AS result_names,
        CASE jsonb_typeof(c.v -> 'tool_results')
             WHEN 'array' THEN jsonb_array_length(c.v -> 'tool_results')
             WHEN 'object' THEN 1 ELSE 0 END AS result_count,
