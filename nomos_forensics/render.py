@@ -19,6 +19,7 @@ class Format(str, enum.Enum):
     MARKDOWN = "markdown"
     JSON = "json"
     JSONL = "jsonl"
+    HTML = "html"
 
 
 # Text from the database reaches a terminal: every control character (C0 but newline, DEL, C1)

@@ -2,10 +2,11 @@
 
 from .demo import demo
 from .doctor import doctor
+from .report import report
 from .review import review
 from .rules import rules_command
 from .scan import scan
 from .sessions import sessions
 from .sizes import sizes
 
-COMMANDS = [doctor, sessions, review, scan, sizes, rules_command, demo]
+COMMANDS = [doctor, sessions, review, scan, report, sizes, rules_command, demo]

@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,8 @@ class ScanJob:
     select: tuple[str, ...]
     ignore: tuple[str, ...]
     fail_on: Any  # Severity | None
+    # what each worker aggregates into (and sends back to be merged): a Summary or a subclass
+    summary_factory: Callable[[], Summary] = Summary
 
 
 def card_results(cards: Iterator[Card], summary: Summary, fail_on) -> Iterator[tuple[Card, bool]]:
@@ -71,7 +73,7 @@ def _worker(job: ScanJob, channel, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
     die_with_parent(parent)
     db = Database(job.settings)
-    summary = Summary()
+    summary = job.summary_factory()
     try:
         registry = plugins.load(job.plugin_refs)
         with db.connect("scanning sessions") as conn:

@@ -1,0 +1,30 @@
+"""Tool outputs and call arguments for the transcripts the report carries.
+
+The scan's pass never ships a tool output (large outputs stay on the server); the report needs
+the head and tail of each, for its N worst sessions only. They are read once, after the pass,
+in batches of session ids (sql/queries/report_outputs.sql cuts them on the server): this is the
+one read of `messages` besides the pass, and it touches N sessions, through the session index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+BATCH = 100  # session ids per query
+
+
+def add_outputs(db, conn, transcripts: dict[str, list[dict[str, Any]]]) -> None:
+    """Fill in each message's `output` (chars, head, tail) and `arguments`, in place."""
+    ids = sorted(transcripts)
+    by_id = {m["id"]: m for messages in transcripts.values() for m in messages}
+    for start in range(0, len(ids), BATCH):
+        rows = db.query(conn, "report_outputs", {"session_ids": ids[start:start + BATCH]},
+                        purpose="reading tool outputs for the report's transcripts")
+        for row in rows:
+            message = by_id.get(int(row.id))
+            if message is None:
+                continue
+            if row.output_head is not None:
+                message["output"] = {"chars": row.output_chars, "head": row.output_head, "tail": row.output_tail}
+            if row.arguments is not None:
+                message["arguments"] = row.arguments
