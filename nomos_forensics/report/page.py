@@ -218,7 +218,7 @@ def render_page(template: str, **context: Any) -> str:
         "base-uri 'none'", "form-action 'none'",
     ])
     return _ENV.get_template(template).render(
-        csp=csp, scripts=[Markup(s) for s in scripts],
+        csp=Markup(csp), scripts=[Markup(s) for s in scripts],  # our own text: no quote to escape
         style=Markup(_static("uPlot.min.css") + "\n" + _static("report.css")), **context,
     )
 

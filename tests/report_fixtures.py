@@ -1,0 +1,40 @@
+"""A database for the report's tests: the sample sessions plus one hostile session whose title,
+model, messages and a 4 MB tool output try to run script, load images and break the page."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import psycopg
+
+HOSTILE_ID = str(uuid.UUID("ffffffff-0000-4000-8000-00000000beef"))
+HOSTILE_TITLE = "</script><script>window.pwned=1</script> restart \u202egnp.exe"
+HOSTILE_MODEL = "</script><img src=x onerror=window.pwned=2>"
+HOSTILE_USER = "<script>window.pwned=3</script> please restart <img src=x onerror=window.pwned=4> \u202eevil"
+BIG_OUTPUT_CHARS = 4 * 1024 * 1024
+
+
+def add_hostile_session(dsn: str) -> None:
+    """One failed session (an empty-response error card ends it) full of hostile text."""
+    big = ("first line <script>window.pwned=5</script>\n" + ("x" * 1000 + "\n") * (BIG_OUTPUT_CHARS // 1001)
+           + "</script><img src=x onerror=window.pwned=6> last line")
+    messages = [
+        ("user", {"text": HOSTILE_USER}),
+        ("assistant", {"text": "Checking.", "tool_calls": [
+            {"id": "c1", "name": "run", "arguments": {"command": "</script><script>window.pwned=7</script>"}}],
+            "finish_reason": "tool_calls"}),
+        ("tool", {"tool_call_id": "c1", "name": "run", "output": big, "is_error": False}),
+        ("assistant", {"text": "", "error": "The model returned an empty response 3 times. <b>x</b>",
+                       "finish_reason": "error"}),
+    ]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO sessions (id, title, status, model, created_at, updated_at)"
+            " VALUES (%s, %s, 'failed', %s, '2026-11-20 10:00+00', '2026-11-20 10:05+00')",
+            (HOSTILE_ID, HOSTILE_TITLE, HOSTILE_MODEL))
+        for minute, (role, content) in enumerate(messages):
+            conn.execute(
+                "INSERT INTO messages (session_id, role, content, created_at)"
+                " VALUES (%s, %s, %s::jsonb, '2026-11-20 10:00+00'::timestamptz + %s * interval '1 minute')",
+                (HOSTILE_ID, role, json.dumps(content), minute))
