@@ -29,7 +29,7 @@ def missing() -> str | None:
 
 
 @contextmanager
-def chromium(width: int = 1400, height: int = 1000):
+def chromium(width: int = 1400, height: int = 1000, javascript: bool = True):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -40,6 +40,9 @@ def chromium(width: int = 1400, height: int = 1000):
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={profile}")
     options.add_argument(f"--window-size={width},{height}")
+    if not javascript:
+        options.add_argument("--blink-settings=scriptEnabled=false")
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     service = Service(executable_path=next(shutil.which(d) for d in DRIVER if shutil.which(d)))
     driver = webdriver.Chrome(options=options, service=service)
