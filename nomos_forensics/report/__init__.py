@@ -7,9 +7,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from .collect import DEFAULT_LISTED, DEFAULT_TRANSCRIPTS, ReportSummary, message_entry, session_key
-from .outputs import add_outputs
+from .collect import DEFAULT_LISTED, DEFAULT_TRANSCRIPTS, ReportSummary, message_entry, session_key, transcript_of
+from .outputs import REVIEW_CUT, add_outputs
 from .page import report_html, script_json, session_html, wilson
+
+REVIEW_TEXT = 20_000  # characters of a message on one session's page (head and tail)
 
 
 def generated_at() -> str:
@@ -18,8 +20,8 @@ def generated_at() -> str:
 
 def session_page(db, conn, card) -> str:
     """One session's page (`review SESSION --format html`): its card and whole transcript."""
-    messages = [message_entry(m) for m in card.session.messages]
-    add_outputs(db, conn, {card.session.id: messages})
+    messages = transcript_of(card, limit=None, keep=REVIEW_TEXT)
+    add_outputs(db, conn, {card.session.id: messages}, cut=REVIEW_CUT)
     return session_html(card.to_json(), messages, generated_at())
 
 
@@ -32,5 +34,5 @@ def report_page(db, conn, summary: ReportSummary, filters: dict[str, Any]) -> st
 
 __all__ = [
     "DEFAULT_LISTED", "DEFAULT_TRANSCRIPTS", "ReportSummary", "add_outputs", "generated_at", "message_entry",
-    "report_html", "report_page", "script_json", "session_html", "session_key", "session_page", "wilson",
+    "report_html", "report_page", "script_json", "session_html", "session_key", "session_page", "transcript_of", "wilson",
 ]

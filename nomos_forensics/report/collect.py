@@ -23,7 +23,9 @@ DEFAULT_TRANSCRIPTS = 200  # sessions whose transcript the report carries
 DEFAULT_LISTED = 500  # sessions in the worst-sessions table (with their card)
 PER_RULE = 20  # the worst sessions of each signature are listed even when not among the worst
 TRUNCATE_AT = int(DEFAULT_TRUNCATE_AT_KB * 1024)  # what `sizes` assumes a tool output is cut to
-TEXT_KEEP = 8000  # characters of a user/assistant message kept in a transcript (head and tail)
+TEXT_KEEP = 2000  # characters of a user/assistant message kept in a report's transcript (head and tail)
+MAX_MESSAGES = 100  # a longer transcript keeps its first and last EDGE, and CONTEXT around each finding's
+EDGE, CONTEXT, MAX_HITS = 25, 1, 30  # evidence (the first MAX_HITS messages that carry one)
 
 
 def session_key(card: Card) -> tuple:
@@ -118,6 +120,17 @@ class ReportSummary(Summary):
         return {key[2]: messages for key, messages in self._transcripts}
 
 
+def _when(moment) -> str | None:
+    """A message's time, to the second, in UTC when it has a zone."""
+    if moment is None:
+        return None
+    if moment.tzinfo is not None:
+        from datetime import timezone
+
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
 def _utc_day(moment) -> str:
     from datetime import timezone
 
@@ -157,16 +170,40 @@ def clip(text: str | None, keep: int = TEXT_KEEP) -> tuple[str | None, int]:
     return text[:head] + "\n…\n" + text[-tail:], len(text) - head - tail
 
 
-def transcript_of(card: Card) -> list[dict[str, Any]]:
-    """The session's messages as the report shows them, from what the scan read."""
-    return [message_entry(m) for m in card.session.messages]
+def transcript_of(card: Card, limit: int | None = MAX_MESSAGES, keep: int = TEXT_KEEP) -> list[dict[str, Any]]:
+    """The session's messages as the report shows them, from what the scan read. Beyond `limit`
+    messages, only the first and last EDGE and those around a finding's evidence, with
+    {"gap": n} where n messages are left out."""
+    messages = card.session.messages
+    if limit is None or len(messages) <= limit:
+        return [message_entry(m, keep) for m in messages]
+    hits = {e.message_id for f in card.findings for e in f.evidence if e.message_id is not None}
+    wanted = set(range(EDGE)) | set(range(len(messages) - EDGE, len(messages)))
+    shown = 0
+    for index, message in enumerate(messages):
+        if message.id in hits and shown < MAX_HITS:
+            shown += 1
+            wanted.update(range(max(0, index - CONTEXT), index + CONTEXT + 1))
+    out: list[dict[str, Any]] = []
+    gap = 0
+    for index, message in enumerate(messages):
+        if index in wanted:
+            if gap:
+                out.append({"gap": gap})
+                gap = 0
+            out.append(message_entry(message, keep))
+        else:
+            gap += 1
+    if gap:
+        out.append({"gap": gap})
+    return out
 
 
-def message_entry(message: Message) -> dict[str, Any]:
-    text, omitted = clip(message.text)
+def message_entry(message: Message, keep: int = TEXT_KEEP) -> dict[str, Any]:
+    text, omitted = clip(message.text, keep)
     return {
         "id": message.id, "role": message.role, "turn": message.turn,
-        "at": message.created_at.isoformat() if message.created_at else None,
+        "at": _when(message.created_at),
         "text": text, "omitted": omitted, "calls": [c.display_name for c in message.tool_calls],
         "arguments": None, "tool": message.tool_name, "is_error": message.is_error, "error": clip(message.error)[0],
         "finish": message.finish_reason, "disk": message.disk_bytes, "logical": message.logical_bytes,

@@ -11,15 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 BATCH = 100  # session ids per query
+REPORT_CUT = (600, 300, 600)  # characters of output head, output tail and arguments, in the report
+REVIEW_CUT = (3000, 1500, 2000)  # ... and on one session's page
 
 
-def add_outputs(db, conn, transcripts: dict[str, list[dict[str, Any]]]) -> None:
+def add_outputs(db, conn, transcripts: dict[str, list[dict[str, Any]]], cut: tuple[int, int, int] = REPORT_CUT) -> None:
     """Fill in each message's `output` (chars, head, tail) and `arguments`, in place."""
     ids = sorted(transcripts)
-    by_id = {m["id"]: m for messages in transcripts.values() for m in messages}
+    by_id = {m["id"]: m for messages in transcripts.values() for m in messages if "id" in m}
+    head, tail, arguments = cut
     for start in range(0, len(ids), BATCH):
-        rows = db.query(conn, "report_outputs", {"session_ids": ids[start:start + BATCH]},
-                        purpose="reading tool outputs for the report's transcripts")
+        params = {"session_ids": ids[start:start + BATCH], "head": head, "tail": tail, "arguments": arguments}
+        rows = db.query(conn, "report_outputs", params, purpose="reading tool outputs for the report's transcripts")
         for row in rows:
             message = by_id.get(int(row.id))
             if message is None:

@@ -184,7 +184,8 @@ def session_view(card: dict[str, Any], messages: list[dict[str, Any]] | None) ->
                     hits[evidence["message_id"]].append(finding["rule"])
     transcript = None
     if messages is not None:
-        transcript = [{**m, "hits": hits.get(m["id"], []), "preview": _preview(m.get("output"))} for m in messages]
+        transcript = [m if "gap" in m else {**m, "hits": hits.get(m["id"], []), "preview": _preview(m.get("output"))}
+                      for m in messages]
     return {"card": card, "id": card["session"]["id"], "transcript": transcript}
 
 

@@ -3,11 +3,11 @@
 -- calls' arguments, cut on the server to a head and a tail so a 4 MB output sends a few kB.
 SELECT m.id,
        length(o.t) AS output_chars,
-       left(o.t, 3000) AS output_head,
-       CASE WHEN length(o.t) > 3000 THEN right(o.t, 1500) END AS output_tail,
+       left(o.t, CAST(:head AS integer)) AS output_head,
+       CASE WHEN length(o.t) > CAST(:head AS integer) THEN right(o.t, CAST(:tail AS integer)) END AS output_tail,
        left(NULLIF(jsonb_path_query_array(c.v, 'lax $.tool_calls[*].arguments')
                    || jsonb_path_query_array(c.v, 'lax $.tool_calls[*].function.arguments'), '[]')::text,
-            2000) AS arguments
+            CAST(:arguments AS integer)) AS arguments
 FROM {message_source}
 CROSS JOIN LATERAL (
     SELECT CASE
