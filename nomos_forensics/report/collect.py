@@ -23,9 +23,9 @@ DEFAULT_TRANSCRIPTS = 200  # sessions whose transcript the report carries
 DEFAULT_LISTED = 500  # sessions in the worst-sessions table (with their card)
 PER_RULE = 20  # the worst sessions of each signature are listed even when not among the worst
 TRUNCATE_AT = int(DEFAULT_TRUNCATE_AT_KB * 1024)  # what `sizes` assumes a tool output is cut to
-TEXT_KEEP = 2000  # characters of a user/assistant message kept in a report's transcript (head and tail)
-MAX_MESSAGES = 100  # a longer transcript keeps its first and last EDGE, and CONTEXT around each finding's
-EDGE, CONTEXT, MAX_HITS = 25, 1, 30  # evidence (the first MAX_HITS messages that carry one)
+TEXT_KEEP = 1500  # characters of a user/assistant message kept in a report's transcript (head and tail)
+MAX_MESSAGES = 60  # a longer transcript keeps its first and last EDGE, then CONTEXT around each message
+EDGE, CONTEXT = 10, 1  # that carries a finding's evidence, in order, up to MAX_MESSAGES in all
 
 
 def session_key(card: Card) -> tuple:
@@ -179,11 +179,12 @@ def transcript_of(card: Card, limit: int | None = MAX_MESSAGES, keep: int = TEXT
         return [message_entry(m, keep) for m in messages]
     hits = {e.message_id for f in card.findings for e in f.evidence if e.message_id is not None}
     wanted = set(range(EDGE)) | set(range(len(messages) - EDGE, len(messages)))
-    shown = 0
     for index, message in enumerate(messages):
-        if message.id in hits and shown < MAX_HITS:
-            shown += 1
-            wanted.update(range(max(0, index - CONTEXT), index + CONTEXT + 1))
+        if message.id in hits:
+            window = set(range(max(0, index - CONTEXT), index + CONTEXT + 1)) - wanted
+            if len(wanted) + len(window) > limit:
+                break
+            wanted |= window
     out: list[dict[str, Any]] = []
     gap = 0
     for index, message in enumerate(messages):

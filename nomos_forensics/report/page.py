@@ -27,8 +27,9 @@ from .collect import ReportSummary
 WEEKLY_AFTER_DAYS = 92  # a longer period is charted per week
 MAX_MODELS = 12  # models in the per-model chart (the table lists them all)
 PREVIEW_LINES = (5, 3)  # first and last lines of a long tool output shown collapsed
-PREVIEW_CHARS = (800, 400)  # ... and at most this many characters of each
+PREVIEW_CHARS = (400, 200)  # ... and at most this many characters of each
 SHORT_OUTPUT = 1200  # an output up to this long, in few lines, is shown whole
+FINDINGS_SHOWN = 10  # findings of one rule listed on a session page (the rest are counted)
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -186,7 +187,26 @@ def session_view(card: dict[str, Any], messages: list[dict[str, Any]] | None) ->
     if messages is not None:
         transcript = [m if "gap" in m else {**m, "hits": hits.get(m["id"], []), "preview": _preview(m.get("output"))}
                       for m in messages]
-    return {"card": card, "id": card["session"]["id"], "transcript": transcript}
+    return {"card": card, "id": card["session"]["id"], "transcript": transcript, "groups": finding_groups(card)}
+
+
+def finding_groups(card: dict[str, Any], shown: int = FINDINGS_SHOWN) -> list[dict[str, Any]]:
+    """The card's findings by rule, worst first: root cause and fix once, then each finding's
+    message and evidence (the first `shown`; how many more)."""
+    groups: dict[str, dict[str, Any]] = {}
+    for finding in card["findings"]:
+        group = groups.setdefault(finding["rule"], {
+            "rule": finding["rule"], "code": finding["code"], "severity": finding["severity"],
+            "root_cause": finding["root_cause"], "fixes": [], "entries": [], "more": 0,
+        })
+        if finding["fix"] and finding["fix"] not in group["fixes"]:
+            group["fixes"].append(finding["fix"])
+        if len(group["entries"]) < shown:
+            group["entries"].append(finding)
+        else:
+            group["more"] += 1
+    rank = {"blocker": 3, "friction": 2, "cosmetic": 1}
+    return sorted(groups.values(), key=lambda g: -rank.get(g["severity"], 0))
 
 
 def _preview(output: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -1,6 +1,7 @@
--- The report's transcripts, for the few sessions it carries (the worst `--transcripts N`, read
--- once after the scan's pass): what the pass never ships, i.e. each tool output and the tool
--- calls' arguments, cut on the server to a head and a tail so a 4 MB output sends a few kB.
+-- The report's transcripts, for the messages it carries (of the worst `--transcripts N`
+-- sessions, read once after the scan's pass, by primary key): what the pass never ships, i.e.
+-- each tool output and the tool calls' arguments, cut on the server to a head and a tail so a
+-- 4 MB output sends a few hundred bytes.
 SELECT m.id,
        length(o.t) AS output_chars,
        left(o.t, CAST(:head AS integer)) AS output_head,
@@ -21,4 +22,4 @@ CROSS JOIN LATERAL (
                                                 THEN c.v ->> 'content' ELSE (c.v -> 'content')::text END)
     END AS t
 ) o
-WHERE m.session_id = ANY(CAST(:session_ids AS uuid[]))
+WHERE m.id = ANY(CAST(:message_ids AS bigint[]))

@@ -115,7 +115,8 @@
       if (ok) shown++;
     });
     var count = byId("f-count");
-    if (count) count.textContent = shown + " of " + rows.length + " sessions";
+    if (count) count.textContent = shown + " of " + rows.length + " sessions" +
+      (shown === 0 ? " (the table lists the worst sessions only: see --sessions)" : "");
     var wrap = byId("f-bucket-wrap");
     if (wrap) { wrap.hidden = !state.bucket; byId("f-bucket").textContent = state.bucket; }
   }
