@@ -108,3 +108,47 @@ def test_review_html_is_one_session_page(capsys, report_dsn):
 def test_report_refuses_an_unwritable_path(capsys, report_dsn, tmp_path):
     result = invoke(capsys, "report", "--dsn", report_dsn, "-o", str(tmp_path / "no" / "such" / "r.html"))
     assert result.code == 2 and "cannot write" in result.err
+
+
+def _long_card(n: int, evidence_at: list[int]):
+    from datetime import datetime, timedelta, timezone
+
+    from nomos_forensics.card import Card, Stats
+    from nomos_forensics.model import Message, Session, SessionInfo
+    from nomos_forensics.rule import Evidence, Finding, Severity
+
+    start = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    messages = [Message(i + 1, "user" if i % 2 == 0 else "assistant", start + timedelta(seconds=i), text=f"m{i + 1}")
+                for i in range(n)]
+    session = Session(SessionInfo("00000000-0000-4000-8000-000000000001"), messages)
+    findings = [Finding("cant-run", "NF001", Severity.BLOCKER, "x", "", "",
+                        evidence=[Evidence(messages[i].id, messages[i].turn, "e")]) for i in evidence_at]
+    return Card(session, Stats.of(session), "o", "failed", findings)
+
+
+def test_a_long_transcript_keeps_its_edges_and_the_evidence():
+    from nomos_forensics.report import transcript_of
+    from nomos_forensics.report.collect import EDGE, MAX_MESSAGES
+
+    card = _long_card(500, [100, 250, 251, 400])
+    entries = transcript_of(card)
+    kept = [e["id"] for e in entries if "id" in e]
+    assert len(kept) <= MAX_MESSAGES
+    assert kept[:EDGE] == list(range(1, EDGE + 1)) and kept[-EDGE:] == list(range(501 - EDGE, 501))
+    for index in (100, 250, 251, 400):
+        assert {index, index + 1, index + 2} <= set(kept)  # the evidence (id index + 1) and its neighbours
+    assert kept == sorted(kept)
+    assert sum(e["gap"] for e in entries if "gap" in e) == 500 - len(kept)
+    assert len(transcript_of(card, limit=None)) == 500
+    short = _long_card(40, [5])
+    assert [e["id"] for e in transcript_of(short)] == list(range(1, 41))
+
+
+def test_many_pieces_of_evidence_stop_at_the_cap():
+    from nomos_forensics.report import transcript_of
+    from nomos_forensics.report.collect import MAX_MESSAGES
+
+    card = _long_card(1000, list(range(50, 950, 7)))
+    kept = [e["id"] for e in transcript_of(card) if "id" in e]
+    assert MAX_MESSAGES - 3 < len(kept) <= MAX_MESSAGES
+    assert 51 in kept  # the first piece of evidence is always there
