@@ -38,3 +38,26 @@ def add_hostile_session(dsn: str) -> None:
                 "INSERT INTO messages (session_id, role, content, created_at)"
                 " VALUES (%s, %s, %s::jsonb, '2026-11-20 10:00+00'::timestamptz + %s * interval '1 minute')",
                 (HOSTILE_ID, role, json.dumps(content), minute))
+
+
+LONG_ID = str(uuid.UUID("eeeeeeee-0000-4000-8000-00000000010e"))
+
+
+def add_long_session(dsn: str, turns: int = 150, blank_every: int = 5) -> None:
+    """A session of 2 * `turns` messages with a blank assistant reply every `blank_every` turns:
+    more evidence than a report's transcript keeps messages for."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO sessions (id, title, status, model, created_at, updated_at)"
+            " VALUES (%s, 'a long session with many blank replies', 'completed', 'gemini-2.5-pro',"
+            " '2026-11-21 09:00+00', '2026-11-21 12:00+00')", (LONG_ID,))
+        rows = []
+        for turn in range(1, turns + 1):
+            rows.append(("user", {"text": f"step {turn}, please"}))
+            blank = turn % blank_every == 0
+            rows.append(("assistant", {"text": "" if blank else f"done with step {turn}", "finish_reason": "stop"}))
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO messages (session_id, role, content, created_at)"
+                " VALUES (%s, %s, %s::jsonb, '2026-11-21 09:00+00'::timestamptz + %s * interval '10 seconds')",
+                [(LONG_ID, role, json.dumps(content), i) for i, (role, content) in enumerate(rows)])

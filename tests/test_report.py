@@ -12,13 +12,14 @@ import pytest
 from nomos_forensics.report import script_json, wilson
 
 from .helpers import invoke
-from .report_fixtures import HOSTILE_ID, add_hostile_session
+from .report_fixtures import HOSTILE_ID, add_hostile_session, add_long_session
 
 
 @pytest.fixture(scope="module")
 def report_dsn(make_db) -> str:
     dsn = make_db(sample=True)
     add_hostile_session(dsn)
+    add_long_session(dsn)
     return dsn
 
 

@@ -13,7 +13,15 @@ import pytest
 
 from .browser import chromium, console_errors, missing, requests
 from .helpers import invoke
-from .report_fixtures import HOSTILE_ID, HOSTILE_MODEL, HOSTILE_TITLE, HOSTILE_USER, add_hostile_session
+from .report_fixtures import (
+    HOSTILE_ID,
+    HOSTILE_MODEL,
+    HOSTILE_TITLE,
+    HOSTILE_USER,
+    LONG_ID,
+    add_hostile_session,
+    add_long_session,
+)
 
 REASON = missing()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON}")
@@ -23,6 +31,7 @@ pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON
 def report_db(make_db) -> str:
     dsn = make_db(sample=True)
     add_hostile_session(dsn)
+    add_long_session(dsn)
     return dsn
 
 
@@ -204,3 +213,24 @@ def test_overview_screenshot_at_readme_size(report_file, shots):
         assert console_errors(driver) == []
     assert (shots / "readme.png").stat().st_size > 10_000
     print(f"screenshots in {shots}", file=sys.stderr)
+
+
+def test_every_evidence_link_lands_on_a_shown_message(browser, report_file):
+    _open(browser, report_file)
+    broken = browser.execute_script(
+        "return Array.prototype.filter.call(document.querySelectorAll('a.ev'), function (a) {"
+        " return !document.getElementById(a.getAttribute('href').slice(1)); }).length")
+    assert broken == 0
+
+
+def test_a_long_transcript_links_only_to_messages_it_shows(browser, report_file):
+    _open(browser, report_file, f"#s-{LONG_ID}")
+    section = browser.find_element("id", f"s-{LONG_ID}")
+    assert section.is_displayed()
+    shown = section.find_elements("css selector", "ol.transcript > li.msg")
+    assert 20 < len(shown) <= 60 and section.find_elements("css selector", "li.gap-msgs")
+    links = section.find_elements("css selector", "a.ev")
+    hits = {m.get_attribute("id") for m in section.find_elements("css selector", "li.msg.hit")}
+    assert links and {a.get_attribute("href").split("#")[1] for a in links} == hits
+    links[0].click()
+    assert section.is_displayed()

@@ -187,7 +187,9 @@ def session_view(card: dict[str, Any], messages: list[dict[str, Any]] | None) ->
     if messages is not None:
         transcript = [m if "gap" in m else {**m, "hits": hits.get(m["id"], []), "preview": _preview(m.get("output"))}
                       for m in messages]
-    return {"card": card, "id": card["session"]["id"], "transcript": transcript, "groups": finding_groups(card)}
+    kept = {m["id"] for m in messages or () if "id" in m}
+    return {"card": card, "id": card["session"]["id"], "transcript": transcript, "groups": finding_groups(card),
+            "kept": kept}
 
 
 def finding_groups(card: dict[str, Any], shown: int = FINDINGS_SHOWN) -> list[dict[str, Any]]:
