@@ -63,7 +63,7 @@ def report(app: App, since, until, status, model, jobs: int, transcripts: int, l
         job = ScanJob(
             settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
             config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore),
-            fail_on=selection.fail_on, summary_factory=factory,
+            fail_on=selection.fail_on, summary_factory=factory, lines=False,
         )
         code = _drain(parallel_scan(job, jobs, summary), total)
     if code == ExitCode.INTERRUPTED:

@@ -39,6 +39,7 @@ class ScanJob:
     fail_on: Any  # Severity | None
     # what each worker aggregates into (and sends back to be merged): a Summary or a subclass
     summary_factory: Callable[[], Summary] = Summary
+    lines: bool = True  # send each card's JSON line (report needs only the summary: False)
 
 
 def card_results(cards: Iterator[Card], summary: Summary, fail_on) -> Iterator[tuple[Card, bool]]:
@@ -82,7 +83,7 @@ def _worker(job: ScanJob, channel, parent: int) -> None:
             settle_memory()
             cards = stream_sessions(db, conn, ruleset, job.filters, schema, manager=registry.manager)
             for card, failed in card_results(cards, summary, job.fail_on):
-                channel.put(("card", card.session.id, card_json(card, indent=None), failed))
+                channel.put(("card", card.session.id, card_json(card, indent=None) if job.lines else "", failed))
         channel.put(("done", summary))
     except ForensicsError as error:
         channel.put(("error", type(error).__name__, error.message))
