@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timezone
 from typing import Any
 
 from ..card import Card
@@ -81,8 +82,8 @@ class ReportSummary(Summary):
             _push(self._listed, item, self.listed)
             for rule in rules:
                 _push(self._per_rule.setdefault(rule, []), item, PER_RULE)
-        if _wants(self._transcripts, key, self.transcripts):
-            _push(self._transcripts, (key, transcript_of(card)), self.transcripts)
+        if _wants(self._transcripts, key, self.transcripts):  # the messages now, their entries at the end
+            _push(self._transcripts, (key, select_messages(card)), self.transcripts)
 
     def merge(self, other: Summary) -> None:
         super().merge(other)
@@ -117,7 +118,7 @@ class ReportSummary(Summary):
 
     def transcript_map(self) -> dict[str, list[dict[str, Any]]]:
         """Session id -> its messages, for the `transcripts` worst sessions."""
-        return {key[2]: messages for key, messages in self._transcripts}
+        return {key[2]: entries(selection) for key, selection in self._transcripts}
 
 
 def _when(moment) -> str | None:
@@ -125,15 +126,11 @@ def _when(moment) -> str | None:
     if moment is None:
         return None
     if moment.tzinfo is not None:
-        from datetime import timezone
-
         return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
     return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _utc_day(moment) -> str:
-    from datetime import timezone
-
     return moment.astimezone(timezone.utc).date().isoformat()
 
 
@@ -170,13 +167,13 @@ def clip(text: str | None, keep: int = TEXT_KEEP) -> tuple[str | None, int]:
     return text[:head] + "\n…\n" + text[-tail:], len(text) - head - tail
 
 
-def transcript_of(card: Card, limit: int | None = MAX_MESSAGES, keep: int = TEXT_KEEP) -> list[dict[str, Any]]:
-    """The session's messages as the report shows them, from what the scan read. Beyond `limit`
-    messages, only the first and last EDGE and those around a finding's evidence, with
-    {"gap": n} where n messages are left out."""
+def select_messages(card: Card, limit: int | None = MAX_MESSAGES) -> list[Message | int]:
+    """The messages a transcript shows, in order, with the number of messages left out (an int)
+    wherever some are: all of them up to `limit`; beyond, the first and last EDGE, then CONTEXT
+    around each message that carries a finding's evidence, in order, up to `limit` in all."""
     messages = card.session.messages
     if limit is None or len(messages) <= limit:
-        return [message_entry(m, keep) for m in messages]
+        return list(messages)
     hits = {e.message_id for f in card.findings for e in f.evidence if e.message_id is not None}
     wanted = set(range(EDGE)) | set(range(len(messages) - EDGE, len(messages)))
     for index, message in enumerate(messages):
@@ -185,19 +182,29 @@ def transcript_of(card: Card, limit: int | None = MAX_MESSAGES, keep: int = TEXT
             if len(wanted) + len(window) > limit:
                 break
             wanted |= window
-    out: list[dict[str, Any]] = []
+    out: list[Message | int] = []
     gap = 0
     for index, message in enumerate(messages):
         if index in wanted:
             if gap:
-                out.append({"gap": gap})
+                out.append(gap)
                 gap = 0
-            out.append(message_entry(message, keep))
+            out.append(message)
         else:
             gap += 1
     if gap:
-        out.append({"gap": gap})
+        out.append(gap)
     return out
+
+
+def entries(selection: list[Message | int], keep: int = TEXT_KEEP) -> list[dict[str, Any]]:
+    """A selection as the page shows it: a dict per message, {"gap": n} for n left out."""
+    return [{"gap": item} if isinstance(item, int) else message_entry(item, keep) for item in selection]
+
+
+def transcript_of(card: Card, limit: int | None = MAX_MESSAGES, keep: int = TEXT_KEEP) -> list[dict[str, Any]]:
+    """The session's messages as the report shows them, from what the scan read (select_messages)."""
+    return entries(select_messages(card, limit), keep)
 
 
 def message_entry(message: Message, keep: int = TEXT_KEEP) -> dict[str, Any]:
