@@ -7,7 +7,8 @@
 Runs, alternating (so drift on a shared machine hits both alike), after one untimed warm-up of each:
   scan    `nomos-forensics scan --dsn DB --format jsonl > /dev/null`
   report  `nomos-forensics report --dsn DB -o OUT.html`
-and prints each median wall time, the ratio report/scan (target <= 1.2), the file's size
+and prints each median wall time and client CPU time (user + system of the process: steadier
+than wall time on a busy machine), the ratio report/scan (target <= 1.2), the file's size
 (target <= 10 MB on the 1M-message bench DB) and how much of it the transcripts take.
 """
 
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -28,13 +30,19 @@ SCRIPT = Path(sys.executable).with_name("nomos-forensics")
 RATIO_TARGET, SIZE_TARGET = 1.2, 10_000_000
 
 
-def timed(args: list[str], stdout) -> float:
-    start = time.perf_counter()
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(args: list[str], stdout) -> tuple[float, float]:
+    """(wall seconds, client CPU seconds) of one run of the CLI."""
+    cpu, start = _cpu(), time.perf_counter()
     proc = subprocess.run([str(SCRIPT), *args], stdout=stdout, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         sys.exit(f"{' '.join(args[:1])} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
-    return wall
+    return wall, _cpu() - cpu
 
 
 def main() -> int:
@@ -52,6 +60,7 @@ def main() -> int:
     scan = ["scan", "--dsn", opts.dsn, "--format", "jsonl", *jobs]
     report = ["report", "--dsn", opts.dsn, "-o", str(html), "--transcripts", str(opts.transcripts), *jobs]
     walls: dict[str, list[float]] = {"scan": [], "report": []}
+    cpus: dict[str, list[float]] = {"scan": [], "report": []}
     with open(os.devnull, "w") as devnull:
         if not opts.no_warmup:
             timed(scan, devnull)
@@ -59,22 +68,28 @@ def main() -> int:
         for i in range(opts.repeat):
             order = (("scan", scan), ("report", report)) if i % 2 == 0 else (("report", report), ("scan", scan))
             for name, args in order:
-                walls[name].append(timed(args, devnull))
-                print(f"  run {i + 1} {name:6s} {walls[name][-1]:7.2f} s", file=sys.stderr)
+                wall, cpu = timed(args, devnull)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+                print(f"  run {i + 1} {name:6s} {wall:7.2f} s wall, {cpu:7.2f} s CPU", file=sys.stderr)
     scan_s, report_s = statistics.median(walls["scan"]), statistics.median(walls["report"])
     text = html.read_text(encoding="utf-8")
     size = len(text.encode("utf-8"))
     transcripts = sum(len(m.encode("utf-8")) for m in re.findall(r'<ol class="transcript">.*?</ol>', text, re.S))
     ratio = report_s / scan_s
     carried, pages = text.count('<ol class="transcript">'), text.count('<section class="session"')
-    print(f"{'':10s}{'median s':>10s}   runs")
+    cpu_ratio = statistics.median(cpus["report"]) / statistics.median(cpus["scan"])
+    print(f"{'':10s}{'wall s':>10s}{'CPU s':>10s}   wall of each run")
     for name in ("scan", "report"):
-        print(f"{name:10s}{statistics.median(walls[name]):10.2f}   " + " ".join(f"{w:.2f}" for w in walls[name]))
-    print(f"ratio report/scan: {ratio:.2f}x (target <= {RATIO_TARGET}x) {'ok' if ratio <= RATIO_TARGET else 'OVER'}")
+        print(f"{name:10s}{statistics.median(walls[name]):10.2f}{statistics.median(cpus[name]):10.2f}   "
+              + " ".join(f"{w:.2f}" for w in walls[name]))
+    print(f"ratio report/scan: {ratio:.2f}x wall (target <= {RATIO_TARGET}x) {'ok' if ratio <= RATIO_TARGET else 'OVER'}, "
+          f"{cpu_ratio:.2f}x client CPU")
     print(f"report size: {size / 1e6:.1f} MB (target <= {SIZE_TARGET / 1e6:.0f} MB) "
           f"{'ok' if size <= SIZE_TARGET else 'OVER'}; transcripts {transcripts / 1e6:.1f} MB, "
           f"{carried} of {pages} session pages")
     print(json.dumps({"scan_s": round(scan_s, 3), "report_s": round(report_s, 3), "ratio": round(ratio, 3),
+                      "cpu_ratio": round(cpu_ratio, 3),
                       "bytes": size, "transcript_bytes": transcripts, "jobs": opts.jobs, "repeat": opts.repeat}))
     html.unlink()
     out_dir.rmdir()
