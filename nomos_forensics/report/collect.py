@@ -56,10 +56,12 @@ class ReportSummary(Summary):
         created = card.session.info.created_at
         day = None
         if created is not None:
+            if created.tzinfo is not None:  # compared and bucketed in UTC
+                created = created.astimezone(timezone.utc)
             stamp = created.isoformat()
             self.first = stamp if self.first is None or stamp < self.first else self.first
             self.last = stamp if self.last is None or stamp > self.last else self.last
-            day = created.date().isoformat() if created.tzinfo is None else _utc_day(created)
+            day = stamp[:10]
             self.days[day] += 1
         rules = sorted({f.rule for f in card.findings})
         if day is not None:
@@ -128,10 +130,6 @@ def _when(moment) -> str | None:
     if moment.tzinfo is not None:
         return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
     return moment.strftime("%Y-%m-%d %H:%M:%S")
-
-
-def _utc_day(moment) -> str:
-    return moment.astimezone(timezone.utc).date().isoformat()
 
 
 def _wants(heap: list, key: tuple, size: int) -> bool:
