@@ -9,7 +9,8 @@
 Builds the corpus database from the mapped sessions (bench/real_corpus.py build), runs
 `nomos-forensics scan --format jsonl` on it through the CLI, and compares every card with the
 labels in bench/realcorpus/labels/: per text rule, a session is a true positive when the rule
-fired and the label flags it; tool-fanout and oversized-message are compared as counts (turns
+fired and the label flags it (error-card: when the label lists error cards, `error_cards`; their
+causes are also compared card by card with the findings' `data.cause`/`data.count`); tool-fanout and oversized-message are compared as counts (turns
 over 30 calls, messages over 50 KiB) against raw_counts.yaml. Sessions without a label are left
 out. Prints the per-rule table (markdown), outcome accuracy with its confusion, and each false
 positive and miss with a one-line excerpt.
@@ -34,6 +35,10 @@ import real_corpus
 TEXT_RULES = ("cant-run", "no-web-tool", "empty-response", "non-english-refusal", "user-frustration",
               "unfinished-session")
 COUNT_RULES = {"tool-fanout": "fanout_turns", "oversized-message": "oversized"}
+# Rules whose expectation is derived from a label field rather than listed under `flags`:
+# error-card is expected on every session whose `error_cards` list is not empty.
+DERIVED_RULES = {"error-card": "error_cards"}
+ERROR_CAUSES = ("quota", "rate_limit", "context_length", "auth", "config", "provider", "timeout", "tool", "unknown")
 OUTCOMES = ("achieved", "partial", "failed", "unknown")
 
 
@@ -64,6 +69,9 @@ def check_labels(labels: dict[str, dict[str, Any]], keys: set[str]) -> list[str]
         if not isinstance(flags, dict):
             problems.append(f"{key}: flags must be a mapping (use {{}} for none)")
             continue
+        for cause in label.get("error_cards") or []:
+            if cause not in ERROR_CAUSES:
+                problems.append(f"{key}: error card cause {cause!r} is not one of {', '.join(ERROR_CAUSES)}")
         for rule, reason in flags.items():
             if rule not in TEXT_RULES:
                 problems.append(f"{key}: unknown rule {rule!r} in flags")
@@ -107,13 +115,13 @@ def evaluate(cards: dict[str, dict[str, Any]], labels: dict[str, dict[str, Any]]
     by_key = {m["key"]: m for m in manifest}
     rows, cases = [], {}
     labelled = [k for k in labels if k in by_key and by_key[k]["id"] in cards]
-    for rule in TEXT_RULES:
+    for rule in TEXT_RULES + tuple(DERIVED_RULES):
         tp = fp = fn = 0
         wrong = []
         for key in labelled:
             card = cards[by_key[key]["id"]]
             got = bool(_findings(card, rule))
-            want = rule in (labels[key].get("flags") or {})
+            want = _expected(labels[key], rule)
             tp += got and want
             fp += got and not want
             fn += want and not got
@@ -121,7 +129,8 @@ def evaluate(cards: dict[str, dict[str, Any]], labels: dict[str, dict[str, Any]]
                 ev = (_findings(card, rule)[0].get("evidence") or [{}])[0]
                 wrong.append(("FP", key, _excerpt(ev.get("excerpt") or _findings(card, rule)[0].get("message"))))
             elif want and not got:
-                wrong.append(("FN", key, _excerpt(labels[key]["flags"][rule])))
+                wrong.append(("FN", key, _excerpt((labels[key].get("flags") or {}).get(rule)
+                                                  or labels[key].get(DERIVED_RULES.get(rule, ""), ""))))
         rows.append(_row(rule, tp, fp, fn, tp + fn))
         cases[rule] = wrong
     for rule, field in COUNT_RULES.items():
@@ -148,8 +157,31 @@ def evaluate(cards: dict[str, dict[str, Any]], labels: dict[str, dict[str, Any]]
         if got != want:
             outcome_wrong.append((key, want, got, labels[key].get("outcome_reason", "")))
     right = sum(n for (want, got), n in confusion.items() if want == got)
+    causes = {"cards": 0, "right": 0, "wrong": []}
+    for key in labelled:
+        want_causes = collections.Counter(labels[key].get("error_cards") or [])
+        got_causes = _causes(cards[by_key[key]["id"]])
+        causes["cards"] += max(sum(want_causes.values()), sum(got_causes.values()))
+        causes["right"] += sum((want_causes & got_causes).values())
+        if want_causes != got_causes:
+            causes["wrong"].append((key, sorted(want_causes.elements()), sorted(got_causes.elements())))
     return {"rows": rows, "cases": cases, "labelled": len(labelled), "outcome_right": right,
-            "confusion": confusion, "outcome_wrong": outcome_wrong}
+            "confusion": confusion, "outcome_wrong": outcome_wrong, "causes": causes}
+
+
+def _expected(label: dict[str, Any], rule: str) -> bool:
+    if rule in DERIVED_RULES:
+        return bool(label.get(DERIVED_RULES[rule]))
+    return rule in (label.get("flags") or {})
+
+
+def _causes(card: dict[str, Any]) -> collections.Counter:
+    """How many error cards the card's error-card findings put under each cause."""
+    found: collections.Counter = collections.Counter()
+    for finding in _findings(card, "error-card"):
+        data = finding.get("data") or {}
+        found[data.get("cause", "unknown")] += int(data.get("count") or len(finding.get("evidence") or []) or 1)
+    return found
 
 
 def _row(rule: str, tp: int, fp: int, fn: int, expected: int) -> list[Any]:
@@ -163,6 +195,11 @@ def report(result: dict[str, Any], show: int) -> None:
     print(f"Real-transcript corpus: {n} labelled sessions\n")
     print(tabulate(result["rows"], headers=["rule", "expected", "TP", "FP", "FN", "precision", "recall"],
                    tablefmt="github"))
+    causes = result.get("causes")
+    if causes and causes["cards"]:
+        print(f"\nError-card causes: {causes['right']}/{causes['cards']} cards under the labelled cause")
+        for key, want, got in causes["wrong"][:show]:
+            print(f"  {key}: label {want}, card {got}")
     right = result["outcome_right"]
     print(f"\nOutcome: {right}/{n} right ({right / n:.0%})" if n else "\nOutcome: 0/0 right (no labelled session in this database)")
     matrix = [[want] + [result["confusion"].get((want, got), 0) for got in OUTCOMES] for want in OUTCOMES]
@@ -238,8 +275,8 @@ def write_sessions(path: Path, cards: dict[str, dict[str, Any]], labels: dict[st
             label, card = labels.get(m["key"]), cards.get(m["id"])
             if label is None or card is None:
                 continue
-            rules = {rule: {"expected": rule in (label.get("flags") or {}), "reported": bool(_findings(card, rule))}
-                     for rule in TEXT_RULES}
+            rules = {rule: {"expected": _expected(label, rule), "reported": bool(_findings(card, rule))}
+                     for rule in TEXT_RULES + tuple(DERIVED_RULES)}
             rules.update({rule: {"expected": int((counts.get(m["key"]) or {}).get(field, 0)), "reported": _count(card, rule)}
                           for rule, field in COUNT_RULES.items()})
             fh.write(json.dumps({"key": m["key"], "session": m["id"], "source": m["source"],

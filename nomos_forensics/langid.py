@@ -23,6 +23,12 @@ Three stages, cheapest first, all offline:
    decide, and never when English leads. English text almost never gets here (Cyrillic and
    other scripts never do); the detector loads lazily, once per process.
 
+Whose words: `own_prose` keeps what the user wrote themself in a user message (client-injected
+text such as a compaction summary or <system-reminder> blocks, and pasted log, trace and code
+lines, out: `without_pasted_lines`); `told_apart` separates close languages (Spanish and
+Portuguese) when both sides are clear; `asked_for` reads a request for a language. The
+patterns are data in lexicons/langid.toml.
+
 Prose is read in chunks of CHUNK_CHARS, at most ANALYSE_CHARS characters, and reading stops as
 soon as one language family has clearly won: a long English reply costs one chunk, tens of
 microseconds.
@@ -31,7 +37,9 @@ microseconds.
 from __future__ import annotations
 
 import functools
+import re
 
+from . import lexicon
 from .langprofile import (  # noqa: F401  (re-exported: the language API rules use)
     _LETTER_RUN,
     _PROSE_WORD,
@@ -42,6 +50,7 @@ from .langprofile import (  # noqa: F401  (re-exported: the language API rules u
     CLOSE,
     LANGUAGE_NAMES,
     LANGUAGE_REQUEST_NAMES,
+    LEXICON,
     LEXICONS,
     LINGUA_LANGUAGES,
     LINGUA_MIN_LETTERS,
@@ -189,6 +198,18 @@ def requested_language(text: str | None, language: str) -> bool:
     return bool(_TRANSLATE.search(text))
 
 
+def asked_for(text: str | None, language: str) -> bool:
+    """Did the user ask for `language` in `text`: by name ("answer in French", "auf Englisch"),
+    or a translation that names no language ("translate the error for me")? A translation into
+    named languages ("translate the page into Russian, Kazakh and Spanish") asks for those only."""
+    if not text:
+        return False
+    pattern = _REQUEST_NAME.get(language)
+    if pattern is not None and pattern.search(text):
+        return True
+    return bool(_TRANSLATE.search(text)) and not any(p.search(text) for p in _REQUEST_NAME.values())
+
+
 def confidence_for(text: str, language: str) -> float:
     """Lingua's confidence that `text` is in `language` (0 when it is not among LINGUA_LANGUAGES)."""
     if language not in LINGUA_LANGUAGES:
@@ -198,3 +219,110 @@ def confidence_for(text: str, language: str) -> float:
     lang = Language.from_iso_code_639_1(getattr(IsoCode639_1, language.upper()))
     words = " ".join(w.lower() for w in _LETTER_RUN.findall(prose(text)))
     return float(_detector().compute_language_confidence(words, lang))
+
+
+# ----------------------------------------------------------------------------- whose words
+_PATTERNS = LEXICON["patterns"]
+_INJECTED_MESSAGE = re.compile(lexicon.pattern(_PATTERNS, "injected_message"), re.I | re.S)
+_INJECTED_TAG = re.compile(r"<(" + _PATTERNS["injected_tags"] + r")\b[^>]*>.*?(?:</\1\s*>|\Z)", re.I | re.S)
+_PASTED_START = re.compile(lexicon.pattern(_PATTERNS, "pasted_start"), re.I)
+_PASTED_END = re.compile(lexicon.pattern(_PATTERNS, "pasted_end"), re.I)
+_PASTED_FLAGS = re.compile(lexicon.pattern(_PATTERNS, "pasted_flags"), re.I)
+# Every pattern above, and a line of symbols, needs one of these (or starts with such a word).
+_CODEISH = re.compile(r"""[$%>@/\\~{}();=\[\]:|#"+-]|\d\d|^(?:import|from|export)\s""", re.I)
+_FIRST_CHARS = frozenset(LEXICON["pasted_gate"]["first_chars"])
+_FIRST_WORDS = frozenset(lexicon.words(LEXICON["pasted_gate"]["first_words"]))
+_WORD_END = re.compile(r"[\s(:{\[<]")
+
+
+def _first_word(line: str) -> str:
+    """The line's first word, lower case; any word ending in error/exception counts as "error"."""
+    end = _WORD_END.search(line, 0, 40)
+    word = (line[: end.start()] if end else line[:40]).lower()
+    return "error" if word.endswith(("error", "exception")) else word
+
+
+_NOT_LETTER = re.compile(r"[\W\d_]+")
+_ASCII_LETTERS = str.maketrans("", "", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+# Close languages told apart when both sides are clear (a Portuguese reply to a Spanish user).
+SEPARABLE = frozenset(frozenset(pair) for pair in LEXICON["separable"])
+SEPARATE_SCORE = 6.0  # the reply's own votes for its language, at least
+SEPARATE_RATIO = 2.5  # … this many times its votes for the user's language (and the user's, the other way)
+SEPARATE_LINGUA = 0.7  # and Lingua, asked between the two, at least this sure of the reply's
+
+
+def is_injected(text: str | None) -> bool:
+    """Is this user-role message text the client wrote (a context summary, an interruption
+    marker, local command output)? Such text is never the user's language."""
+    return bool(text) and _INJECTED_MESSAGE.match(text) is not None
+
+
+def _pasted(line: str) -> bool:
+    stripped = line.strip()
+    if not stripped:
+        return False
+    if not _CODEISH.search(stripped):
+        return False  # plain words: nothing below can match
+    if stripped[0] in _FIRST_CHARS or stripped[1:3] == ":\\" or _first_word(stripped) in _FIRST_WORDS:
+        if _PASTED_START.match(stripped):
+            return True
+    if stripped[-1] in ";{}>" and _PASTED_END.search(stripped[-80:]):
+        return True
+    if "--" in stripped and _PASTED_FLAGS.search(stripped):
+        return True
+    if len(stripped) < 12:
+        return False
+    # mostly digits and symbols (tables of numbers, hex dumps, paths and flags)
+    chars = len(stripped) - stripped.count(" ")
+    if stripped.isascii():
+        letters = chars - len(stripped.translate(_ASCII_LETTERS).replace(" ", ""))
+    else:
+        letters = len(_NOT_LETTER.sub("", stripped))
+    return letters * 5 < chars * 2
+
+
+def without_pasted_lines(text: str) -> str:
+    """`text` without the lines that are pasted output or code rather than prose: timestamps,
+    tracebacks, log levels, prompts, command lines, statements, lines of symbols."""
+    if "\n" not in text:
+        return "" if _pasted(text) else text
+    return "\n".join(line for line in text.splitlines() if not _pasted(line))
+
+
+def own_prose(text: str | None) -> str:
+    """What the user wrote themself in a user message: client-injected text (whole injected
+    messages, <system-reminder>/<command-…>/<local-command-stdout> blocks) and pasted output
+    or code lines removed; `profile` then drops code blocks, quotes and technical tokens."""
+    if not text or is_injected(text):
+        return ""
+    if "<" in text:
+        text = _INJECTED_TAG.sub(" ", text)
+    return without_pasted_lines(text)
+
+
+def told_apart(reply: Profile, reply_text: str, language: str, user_scores: dict[str, float],
+               expected: str) -> bool:
+    """Is a reply in `language` (close to the user's `expected`, e.g. Portuguese and Spanish)
+    clearly in the other one? Both sides must be clear: the reply's votes and the user's,
+    each SEPARATE_RATIO times the other language's, and Lingua sure of the reply's."""
+    if language == expected or frozenset((language, expected)) not in SEPARABLE:
+        return False
+    own, other = reply.scores.get(language, 0.0), reply.scores.get(expected, 0.0)
+    if own < SEPARATE_SCORE or own < SEPARATE_RATIO * other:
+        return False
+    users, theirs = user_scores.get(expected, 0.0), user_scores.get(language, 0.0)
+    if users < 2.0 or users < SEPARATE_RATIO * theirs:
+        return False
+    from lingua import IsoCode639_1, Language
+
+    pair = [Language.from_iso_code_639_1(getattr(IsoCode639_1, c.upper())) for c in (language, expected)]
+    detector = _pair_detector(tuple(pair))
+    words = " ".join(w.lower() for w in _LETTER_RUN.findall(prose(reply_text, drop_quotes=True)))
+    return detector.compute_language_confidence(words, pair[0]) >= SEPARATE_LINGUA
+
+
+@functools.cache
+def _pair_detector(pair):
+    from lingua import LanguageDetectorBuilder
+
+    return LanguageDetectorBuilder.from_languages(*pair).with_low_accuracy_mode().build()

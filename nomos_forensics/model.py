@@ -87,6 +87,7 @@ class Message:
     shape: str = "object"  # object, double-encoded, string, array, null, scalar, unreadable
     content: Any = None  # full normalised content, only when a rule asked for it
     turn: int = 0  # 1-based turn number; 0 for messages before the first user message
+    reasoning: bool = False  # assistant: carries a reasoning trace (reasoning / reasoning_content / thinking)
 
     @property
     def has_text(self) -> bool:
@@ -304,6 +305,10 @@ class Fields:
     is_error: bool = False
     error: str | None = None
     finish_reason: str | None = None
+    reasoning: bool = False
+
+
+_REASONING_KEYS = ("reasoning", "reasoning_content", "thinking")
 
 
 def fields_from_object(obj: Mapping[str, Any]) -> Fields:
@@ -327,6 +332,7 @@ def fields_from_object(obj: Mapping[str, Any]) -> Fields:
         is_error=_as_bool(obj.get("is_error")),
         error=_as_text(obj.get("error")) or None,
         finish_reason=_as_text(obj.get("finish_reason")),
+        reasoning=any((_as_text(obj.get(key)) or "").strip() for key in _REASONING_KEYS),
     )
 
 
@@ -341,6 +347,7 @@ def fields_from_content(raw: Any) -> tuple[Fields, str, Any]:
         return Fields(text=value), shape, {"text": value}
     if isinstance(value, list):
         texts, calls, results = [], [], []
+        reasoning = False
         for part in value:
             if isinstance(part, str):
                 texts.append(part)
@@ -349,12 +356,13 @@ def fields_from_content(raw: Any) -> tuple[Fields, str, Any]:
                     calls.append(_tool_call(part))
                     continue
                 inner = fields_from_object(part)
+                reasoning = reasoning or inner.reasoning or part.get("type") in ("thinking", "reasoning")
                 if inner.text:
                     texts.append(inner.text)
                 calls.extend(inner.tool_calls)
                 results.extend(inner.tool_results)
         text = "\n".join(texts) if texts else None
-        fields = Fields(text=text, tool_calls=tuple(calls), tool_results=tuple(results))
+        fields = Fields(text=text, tool_calls=tuple(calls), tool_results=tuple(results), reasoning=reasoning)
         return fields, shape, {"text": text, "parts": value}
     if value is None:
         return Fields(), shape, {}
@@ -393,7 +401,7 @@ def _slim_calls(raw_names: Any, count: int) -> tuple[ToolCall, ...]:
 MESSAGE_COLUMNS = (
     "id", "role", "created_at", "content_shipped", "content", "text", "call_names", "call_count",
     "result_names", "result_count", "tool_name", "is_error", "error", "finish_reason", "disk_bytes",
-    "logical_bytes",
+    "logical_bytes", "reasoning",
 )
 
 
@@ -404,13 +412,14 @@ def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Messa
     """
     (id_, role, created_at, content_shipped, content, text, call_names, call_count, result_names, result_count,
      tool_name, is_error, error, finish_reason, disk_bytes, logical_bytes) = row[:16]
+    reasoning = len(row) > 16 and bool(row[16])
     role = role.strip().lower() if isinstance(role, str) else "unknown"
     if content_shipped:
         fields, shape, normalised = fields_from_content(content)
         return Message(
             int(id_), role, created_at, fields.text, fields.tool_calls, fields.tool_results,
             fields.tool_name, fields.is_error, fields.error, fields.finish_reason, disk_bytes,
-            logical_bytes, shape, normalised if keep_content else None,
+            logical_bytes, shape, normalised if keep_content else None, reasoning=fields.reasoning or reasoning,
         )
     calls = _slim_calls(call_names, call_count) if call_count else _NO_CALLS
     if result_count or result_names:
@@ -425,7 +434,7 @@ def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Messa
         int(id_), role, created_at, text, calls, results,
         tool_name.strip() or None if tool_name else None,
         is_error is not None and is_error.strip().lower() in _TRUE_TEXT,
-        error or None, finish_reason, disk_bytes, logical_bytes, "object", None,
+        error or None, finish_reason, disk_bytes, logical_bytes, "object", None, reasoning=reasoning,
     )
 
 

@@ -15,9 +15,6 @@ ROOT = Path(__file__).parent.parent
 PACKAGE = ROOT / "nomos_forensics"
 MAX_MODULE_LINES = 500
 MAX_CLASS_LINES = 200
-# still too big, with an open plan to split it (issue 16, step 3): listed here so the test
-# keeps every other module honest; remove the entry when sizes.py becomes a package
-NOT_YET_SPLIT = {"sizes.py"}
 
 
 def _modules() -> dict[str, Path]:
@@ -95,8 +92,6 @@ def test_the_package_import_graph_has_no_cycle():
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_god_module_or_class(path):
-    if path.name in NOT_YET_SPLIT and path.parent == PACKAGE:
-        pytest.xfail(f"{path.name} is not split yet")
     text = path.read_text(encoding="utf-8")
     assert text.count("\n") <= MAX_MODULE_LINES, f"{path.name}: {text.count(chr(10))} lines"
     for node in ast.walk(ast.parse(text)):

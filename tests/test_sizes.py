@@ -13,6 +13,7 @@ import pytest
 
 from nomos_forensics import sizes as sizes_mod
 from nomos_forensics.cli import run
+from nomos_forensics.sizes.catalog import CatalogFigures
 from nomos_forensics.testing import insert_case
 
 from .helpers import script
@@ -425,14 +426,14 @@ def test_duplicate_and_unused_indexes(make_db, sizes_json):
 
 
 def test_standby_marks_vacuum_figures_not_applicable(sized_dsn, sizes_json, monkeypatch):
-    original = sizes_mod._Measure._node
+    original = CatalogFigures.node
 
     def as_standby(self):
         node = original(self)
         node.update(role="standby", standby=True)
         return node
 
-    monkeypatch.setattr(sizes_mod._Measure, "_node", as_standby)
+    monkeypatch.setattr(CatalogFigures, "node", as_standby)
     report = sizes_json(sized_dsn)
     assert report["maintenance"] == {"available": False, "reason": "n/a on a standby",
                                      "node": report["indexes"]["node"]}

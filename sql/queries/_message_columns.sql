@@ -2,6 +2,7 @@
 -- `content` is shipped whole only when a rule needs it (:full_content) or when the row is not
 -- a plain object. logical_bytes (the JSON as text) is exact for every message whose
 -- uncompressed jsonb size (pg_column_size of the detoasted value, free) reaches :logical_floor.
+-- `reasoning`: the message carries a reasoning trace (reasoning, reasoning_content or thinking).
 -- Needs the message_source fragment as its FROM clause.
 m.id,
        m.role,
@@ -33,4 +34,5 @@ m.id,
        pg_column_size(m.content) AS disk_bytes,
        CASE WHEN pg_column_size(c.v) >= CAST(:logical_floor AS integer)
             THEN octet_length(CASE WHEN jsonb_typeof(c.v) = 'object' THEN c.v ELSE {content_jsonb} END::text)
-       END AS logical_bytes
+       END AS logical_bytes,
+       btrim(coalesce(c.v ->> 'reasoning', c.v ->> 'reasoning_content', c.v ->> 'thinking', '')) <> '' AS reasoning
