@@ -20,6 +20,7 @@ class Format(str, enum.Enum):
     JSON = "json"
     JSONL = "jsonl"
     CSV = "csv"
+    HTML = "html"
 
 
 # Text from the database reaches a terminal: every control character (C0 but newline, DEL, C1)

@@ -64,7 +64,7 @@ def test_card_json_matches_schema(capsys, sample_dsn):
 
 def test_readme_documents_every_command_and_exit_code():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for command in ("doctor", "sessions", "review", "scan", "compare", "merge", "sizes", "rules", "demo"):
+    for command in ("doctor", "sessions", "review", "scan", "compare", "merge", "report", "sizes", "rules", "demo"):
         assert f"`{command}" in readme
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |", "| 130 |"):
         assert code in readme

@@ -77,6 +77,9 @@ def test_wheel_ships_rules_migrations_queries_and_sample(wheel):
     for lexicon in [*(ROOT / "nomos_forensics" / "lexicons").glob("*.toml"), *(ROOT / "rules" / "lexicons").glob("*.toml")]:
         package = "nomos_forensics_rules" if lexicon.parent.parent.name == "rules" else "nomos_forensics"
         assert f"{package}/lexicons/{lexicon.name}" in names, f"{lexicon.name} is not in the wheel"
+    for data in [*(ROOT / "nomos_forensics" / "report" / "templates").iterdir(),
+                 *(ROOT / "nomos_forensics" / "report" / "static").iterdir()]:  # the report's templates, uPlot
+        assert data.relative_to(ROOT).as_posix() in names, f"{data.relative_to(ROOT)} is not in the wheel"
     for module in (ROOT / "nomos_forensics").rglob("*.py"):  # subpackages too (commands/)
         assert module.relative_to(ROOT).as_posix() in names, f"{module.relative_to(ROOT)} is not in the wheel"
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

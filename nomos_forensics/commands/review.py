@@ -22,7 +22,7 @@ def require_compatible(schema) -> None:
 @click.command()
 @connection_options
 @rule_options
-@format_option(Format.TEXT, Format.MARKDOWN, Format.JSON, default=Format.TEXT)
+@format_option(Format.TEXT, Format.MARKDOWN, Format.JSON, Format.HTML, default=Format.TEXT)
 @click.argument("session_ref", metavar="SESSION")
 @pass_app
 def review(app: App, session_ref: str, fmt: Format, selection) -> int:
@@ -39,7 +39,11 @@ def review(app: App, session_ref: str, fmt: Format, selection) -> int:
         card = review_session(
             session, ruleset, query=db.rule_query(conn), schema=schema, manager=selection.registry.manager
         )
-    echo(render_card(card, fmt))
+        if fmt == Format.HTML:  # the report's session page: card, then the annotated transcript
+            from ..report import session_page
+
+            page = session_page(db, conn, card)
+    echo(page if fmt == Format.HTML else render_card(card, fmt))
     if card.errors or fail_on_reached([card], selection.fail_on):
         return int(ExitCode.FINDINGS)
     return int(ExitCode.OK)

@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,9 @@ class ScanJob:
     ignore: tuple[str, ...]
     fail_on: Any  # Severity | None
     series: Any = None  # a trends.Series whose empty copy each worker fills (scan --by, compare)
+    # what each worker aggregates into (and sends back to be merged): a Summary or a subclass
+    summary_factory: Callable[[], Summary] = Summary
+    lines: bool = True  # send each card's JSON line (report needs only the summary: False)
 
 
 def card_results(cards: Iterator[Card], summary: Summary, fail_on) -> Iterator[tuple[Card, bool]]:
@@ -72,7 +75,9 @@ def _worker(job: ScanJob, channel, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
     die_with_parent(parent)
     db = Database(job.settings)
-    summary = Summary(series=job.series.empty() if job.series is not None else None)
+    summary = job.summary_factory()
+    if job.series is not None:
+        summary.series = job.series.empty()
     try:
         registry = plugins.load(job.plugin_refs)
         with db.connect("scanning sessions") as conn:
@@ -81,7 +86,8 @@ def _worker(job: ScanJob, channel, parent: int) -> None:
             settle_memory()
             cards = stream_sessions(db, conn, ruleset, job.filters, schema, manager=registry.manager)
             for card, failed in card_results(cards, summary, job.fail_on):
-                line = "" if job.series is not None else card_json(card, indent=None)  # a series prints no cards
+                # a series prints no cards, and the report needs only the summary
+                line = card_json(card, indent=None) if job.lines and job.series is None else ""
                 channel.put(("card", card.session.id, line, failed))
         channel.put(("done", summary))
     except ForensicsError as error:

@@ -1,0 +1,117 @@
+"""`nomos-forensics report`: the scan, as one offline HTML file (charts, tables, session pages)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import tempfile
+
+import click
+
+from ..clikit import MAX_COUNT, App, connection_options, pass_app, rule_options, since_option
+from ..errors import ConfigError, ConnectionLost, ExitCode
+from ..report import DEFAULT_LISTED, DEFAULT_TRANSCRIPTS, ReportSummary, report_page
+from ..scan import ScanFilters, ScanJob, card_results, count_sessions, parallel_scan, settle_memory, stream_sessions
+from .review import require_compatible
+from .scan import Progress
+
+
+@click.command()
+@connection_options
+@rule_options
+@since_option()
+@since_option("--until", help="Only sessions created before DATE or span ago.")
+@click.option("--status", default=None, help="Only sessions with this status.")
+@click.option("--model", default=None, help="Only sessions of this model.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+              help="Worker processes, each scanning a hash partition of the sessions on its own connection.")
+@click.option("--transcripts", type=click.IntRange(min=0, max=MAX_COUNT), default=DEFAULT_TRANSCRIPTS,
+              show_default=True, metavar="N", help="Carry the transcripts of the N worst sessions.")
+@click.option("--sessions", "listed", type=click.IntRange(min=0, max=MAX_COUNT), default=DEFAULT_LISTED,
+              show_default=True, metavar="N",
+              help="List the N worst sessions with their card (plus each signature's 20 worst).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="report.html",
+              show_default=True, help="Where to write the HTML file ('-' for stdout).")
+@pass_app
+def report(app: App, since, until, status, model, jobs: int, transcripts: int, listed: int, output: str,
+           selection) -> int:
+    """Write one self-contained HTML report: signature rates over time and by model, tools,
+    sizes, the worst sessions and their annotated transcripts. Made in scan's single pass."""
+    db = app.db
+    filters = ScanFilters(since=since, until=until, status=status, model=model)
+    factory = functools.partial(ReportSummary, transcripts=transcripts, listed=max(listed, 0))
+    summary = factory()
+    shown = {
+        "since": since.isoformat() if since else None, "until": until.isoformat() if until else None,
+        "status": status, "model": model, "select": ", ".join(selection.select) or None,
+        "ignore": ", ".join(selection.ignore) or None,
+    }
+    with db.connect("scanning sessions") as conn:
+        schema = app.schema(conn)
+        require_compatible(schema)
+        ruleset = selection.build(schema)
+        for skipped in ruleset.skipped:
+            click.echo(f"nomos-forensics: note: {skipped['rule']} skipped: {skipped['reason']}", err=True)
+        total = count_sessions(db, conn, filters)
+        if jobs == 1:
+            settle_memory()
+            cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
+            code = _drain(((None, failed) for _, failed in card_results(cards, summary, selection.fail_on)), total)
+    if jobs > 1:
+        db.dispose()  # no connection may cross the fork
+        job = ScanJob(
+            settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
+            config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore),
+            fail_on=selection.fail_on, summary_factory=factory, lines=False,
+        )
+        code = _drain(parallel_scan(job, jobs, summary), total)
+    if code == ExitCode.INTERRUPTED:
+        return int(code)
+    with db.connect("reading the worst sessions' tool outputs") as conn:
+        html = report_page(db, conn, summary, shown)
+    _write(output, html)
+    if output != "-":
+        click.echo(f"nomos-forensics: wrote {output} ({len(html.encode('utf-8')) / 1e6:.1f} MB, "
+                   f"{summary.sessions} sessions, {min(transcripts, len(summary.transcript_map()))} transcripts)",
+                   err=True)
+    return int(code)
+
+
+def _drain(results, total: int) -> ExitCode:
+    """Run the pass to its end, with the progress bar; an interrupt ends it without a file."""
+    progress = Progress(total, enabled=sys.stderr.isatty())
+    done, failed_any = 0, False
+    try:
+        for _, failed in results:
+            done += 1
+            failed_any = failed_any or failed
+            progress.step()
+    except ConnectionLost as error:
+        progress.close()
+        raise ConnectionLost(f"{error.message}; {done} of {total} sessions were done") from None
+    except KeyboardInterrupt:
+        progress.close()
+        click.echo(f"nomos-forensics: interrupted after {done} of {total} sessions; no report written", err=True)
+        return ExitCode.INTERRUPTED
+    progress.close()
+    return ExitCode.FINDINGS if failed_any else ExitCode.OK
+
+
+def _write(output: str, html: str) -> None:
+    """Write the file whole or not at all (a temporary file renamed into place)."""
+    if output == "-":
+        sys.stdout.write(html)
+        sys.stdout.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(output))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".nomos-forensics-", suffix=".html", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(html)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # as open() would have made it, not mkstemp's 0600
+        os.replace(tmp, output)
+    except OSError as error:
+        raise ConfigError(f"cannot write {output}: {error.strerror or error}") from None

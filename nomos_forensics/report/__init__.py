@@ -1,0 +1,38 @@
+"""`nomos-forensics report`: one offline HTML file made in the scan's single pass (collect),
+with the worst sessions' tool outputs read afterwards for those sessions only (outputs), laid
+out by Jinja templates with uPlot charts inline (page)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from .collect import DEFAULT_LISTED, DEFAULT_TRANSCRIPTS, ReportSummary, message_entry, session_key, transcript_of
+from .outputs import REVIEW_CUT, add_outputs
+from .page import report_html, script_json, session_html, wilson
+
+REVIEW_TEXT = 20_000  # characters of a message on one session's page (head and tail)
+
+
+def generated_at() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def session_page(db, conn, card) -> str:
+    """One session's page (`review SESSION --format html`): its card and whole transcript."""
+    messages = transcript_of(card, limit=None, keep=REVIEW_TEXT)
+    add_outputs(db, conn, {card.session.id: messages}, cut=REVIEW_CUT)
+    return session_html(card.to_json(), messages, generated_at())
+
+
+def report_page(db, conn, summary: ReportSummary, filters: dict[str, Any]) -> str:
+    """The report, once the pass is done: tool outputs of the carried transcripts, then the page."""
+    transcripts = summary.transcript_map()
+    add_outputs(db, conn, transcripts)
+    return report_html(summary, transcripts, filters, generated_at())
+
+
+__all__ = [
+    "DEFAULT_LISTED", "DEFAULT_TRANSCRIPTS", "ReportSummary", "add_outputs", "generated_at", "message_entry",
+    "report_html", "report_page", "script_json", "session_html", "session_key", "session_page", "transcript_of", "wilson",
+]

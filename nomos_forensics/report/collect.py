@@ -1,0 +1,217 @@
+"""What the report needs beyond the scan's summary, gathered from the same stream of cards in
+the same pass: sessions and signatures per day, messages, outcome mix, what truncating tool
+outputs would save, and the worst sessions, the first `transcripts` of them with their
+messages (as the pass read them: no tool output text, which stays on the server).
+
+Memory is bounded: counters per day and rule, and heaps of fixed size. Mergeable across
+`--jobs` partitions with the same result in any order (every heap key is total).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import timezone
+from typing import Any
+
+from ..card import Card
+from ..model import Message
+from ..scan import Summary
+from ..sizes import DEFAULT_TRUNCATE_AT_KB
+
+DEFAULT_TRANSCRIPTS = 200  # sessions whose transcript the report carries
+DEFAULT_LISTED = 500  # sessions in the worst-sessions table (with their card)
+PER_RULE = 20  # the worst sessions of each signature are listed even when not among the worst
+TRUNCATE_AT = int(DEFAULT_TRUNCATE_AT_KB * 1024)  # what `sizes` assumes a tool output is cut to
+TEXT_KEEP = 1500  # characters of a user/assistant message kept in a report's transcript (head and tail)
+MAX_MESSAGES = 60  # a longer transcript keeps its first and last EDGE, then CONTEXT around each message
+EDGE, CONTEXT = 10, 1  # that carries a finding's evidence, in order, up to MAX_MESSAGES in all
+
+
+def session_key(card: Card) -> tuple:
+    """Worst first: severity, then number of findings, then id (a total order, as merges need)."""
+    return (int(card.severity), len(card.findings), card.session.id)
+
+
+@dataclass
+class ReportSummary(Summary):
+    """The scan's Summary plus the report's own aggregates (see the module docstring)."""
+
+    transcripts: int = DEFAULT_TRANSCRIPTS
+    listed: int = DEFAULT_LISTED
+    messages: int = 0
+    first: str | None = None  # earliest and latest session creation (ISO)
+    last: str | None = None
+    days: Counter = field(default_factory=Counter)  # day -> sessions
+    day_rules: Counter = field(default_factory=Counter)  # (day, rule) -> sessions
+    truncation: dict[str, list[int]] = field(default_factory=dict)  # tool -> [outputs cut, bytes saved]
+    _listed: list = field(default_factory=list)  # (key, row, card json)
+    _per_rule: dict[str, list] = field(default_factory=dict)
+    _transcripts: list = field(default_factory=list)  # (key, messages)
+
+    def add(self, card: Card) -> None:
+        super().add(card)
+        self.messages += len(card.session.messages)
+        created = card.session.info.created_at
+        day = None
+        if created is not None:
+            if created.tzinfo is not None:  # compared and bucketed in UTC
+                created = created.astimezone(timezone.utc)
+            stamp = created.isoformat()
+            self.first = stamp if self.first is None or stamp < self.first else self.first
+            self.last = stamp if self.last is None or stamp > self.last else self.last
+            day = stamp[:10]
+            self.days[day] += 1
+        rules = sorted({f.rule for f in card.findings})
+        if day is not None:
+            self.day_rules.update((day, rule) for rule in rules)
+        for message in card.session.messages:
+            if message.role == "tool" or message.tool_results:
+                size = message.logical_bytes or message.disk_bytes or 0
+                if size > TRUNCATE_AT:
+                    entry = self.truncation.setdefault(message.tool_name or "(unnamed)", [0, 0])
+                    entry[0] += 1
+                    entry[1] += size - TRUNCATE_AT
+        if not card.findings:
+            return
+        key = session_key(card)
+        wanted = _wants(self._listed, key, self.listed) or any(
+            _wants(self._per_rule.get(rule, []), key, PER_RULE) for rule in rules
+        )
+        if wanted:
+            item = (key, session_row(card), card.to_json())
+            _push(self._listed, item, self.listed)
+            for rule in rules:
+                _push(self._per_rule.setdefault(rule, []), item, PER_RULE)
+        if _wants(self._transcripts, key, self.transcripts):  # the messages now, their entries at the end
+            _push(self._transcripts, (key, select_messages(card)), self.transcripts)
+
+    def merge(self, other: Summary) -> None:
+        super().merge(other)
+        if not isinstance(other, ReportSummary):
+            return
+        self.messages += other.messages
+        for stamp in (other.first, other.last):
+            if stamp is not None:
+                self.first = stamp if self.first is None or stamp < self.first else self.first
+                self.last = stamp if self.last is None or stamp > self.last else self.last
+        self.days.update(other.days)
+        self.day_rules.update(other.day_rules)
+        for tool, (cut, saved) in other.truncation.items():
+            entry = self.truncation.setdefault(tool, [0, 0])
+            entry[0] += cut
+            entry[1] += saved
+        for item in other._listed:
+            _push(self._listed, item, self.listed)
+        for rule, items in other._per_rule.items():
+            for item in items:
+                _push(self._per_rule.setdefault(rule, []), item, PER_RULE)
+        for item in other._transcripts:
+            _push(self._transcripts, item, self.transcripts)
+
+    def worst_sessions(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """(row, card json) of every listed session, worst first: the overall worst, then any
+        signature's worst that are not among them."""
+        seen: dict[str, tuple] = {}
+        for key, row, card in [*self._listed, *(i for items in self._per_rule.values() for i in items)]:
+            seen.setdefault(row["id"], (key, row, card))
+        return [(row, card) for _, row, card in sorted(seen.values(), key=lambda x: x[0], reverse=True)]
+
+    def transcript_map(self) -> dict[str, list[dict[str, Any]]]:
+        """Session id -> its messages, for the `transcripts` worst sessions."""
+        return {key[2]: entries(selection) for key, selection in self._transcripts}
+
+
+def _when(moment) -> str | None:
+    """A message's time, to the second, in UTC when it has a zone."""
+    if moment is None:
+        return None
+    if moment.tzinfo is not None:
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _wants(heap: list, key: tuple, size: int) -> bool:
+    return size > 0 and (len(heap) < size or key > heap[0][0])
+
+
+def _push(heap: list, item: tuple, size: int) -> None:
+    if size <= 0:
+        return
+    if len(heap) < size:
+        heapq.heappush(heap, item)
+    elif item[0] > heap[0][0]:
+        heapq.heapreplace(heap, item)
+
+
+def session_row(card: Card) -> dict[str, Any]:
+    """One line of the worst-sessions table."""
+    info = card.session.info
+    return {
+        "id": info.id, "title": info.title or "", "severity": card.severity.label, "outcome": card.outcome,
+        "model": info.model or "(unknown)", "created": info.created_at.isoformat() if info.created_at else "",
+        "rules": sorted({f.rule for f in card.findings}), "findings": len(card.findings),
+        "messages": len(card.session.messages),
+    }
+
+
+def clip(text: str | None, keep: int = TEXT_KEEP) -> tuple[str | None, int]:
+    """`text` whole when short; else its head and tail around an omission mark. Also the
+    number of characters omitted."""
+    if text is None or len(text) <= keep:
+        return text, 0
+    head, tail = keep * 3 // 4, keep // 4
+    return text[:head] + "\n…\n" + text[-tail:], len(text) - head - tail
+
+
+def select_messages(card: Card, limit: int | None = MAX_MESSAGES) -> list[Message | int]:
+    """The messages a transcript shows, in order, with the number of messages left out (an int)
+    wherever some are: all of them up to `limit`; beyond, the first and last EDGE, then CONTEXT
+    around each message that carries a finding's evidence, in order, up to `limit` in all."""
+    messages = card.session.messages
+    if limit is None or len(messages) <= limit:
+        return list(messages)
+    hits = {e.message_id for f in card.findings for e in f.evidence if e.message_id is not None}
+    wanted = set(range(EDGE)) | set(range(len(messages) - EDGE, len(messages)))
+    for index, message in enumerate(messages):
+        if message.id in hits:
+            window = set(range(max(0, index - CONTEXT), index + CONTEXT + 1)) - wanted
+            if len(wanted) + len(window) > limit:
+                break
+            wanted |= window
+    out: list[Message | int] = []
+    gap = 0
+    for index, message in enumerate(messages):
+        if index in wanted:
+            if gap:
+                out.append(gap)
+                gap = 0
+            out.append(message)
+        else:
+            gap += 1
+    if gap:
+        out.append(gap)
+    return out
+
+
+def entries(selection: list[Message | int], keep: int = TEXT_KEEP) -> list[dict[str, Any]]:
+    """A selection as the page shows it: a dict per message, {"gap": n} for n left out."""
+    return [{"gap": item} if isinstance(item, int) else message_entry(item, keep) for item in selection]
+
+
+def transcript_of(card: Card, limit: int | None = MAX_MESSAGES, keep: int = TEXT_KEEP) -> list[dict[str, Any]]:
+    """The session's messages as the report shows them, from what the scan read (select_messages)."""
+    return entries(select_messages(card, limit), keep)
+
+
+def message_entry(message: Message, keep: int = TEXT_KEEP) -> dict[str, Any]:
+    text, omitted = clip(message.text, keep)
+    return {
+        "id": message.id, "role": message.role, "turn": message.turn,
+        "at": _when(message.created_at),
+        "text": text, "omitted": omitted, "calls": [c.display_name for c in message.tool_calls],
+        "arguments": None, "tool": message.tool_name, "is_error": message.is_error, "error": clip(message.error)[0],
+        "finish": message.finish_reason, "disk": message.disk_bytes, "logical": message.logical_bytes,
+        "shape": message.shape, "output": None,
+    }

@@ -1,0 +1,236 @@
+"""The report in a real browser (headless Chromium through selenium): it loads from file://
+with no console error and no request, the charts draw what the data holds, the worst-sessions
+table filters, a session opens on its highlighted transcript, hostile content stays text, and
+the static parts read with JavaScript off. Every run saves screenshots (in its tmp dir)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import psycopg
+import pytest
+
+from .browser import chromium, console_errors, missing, requests
+from .helpers import invoke
+from .report_fixtures import (
+    HOSTILE_ID,
+    HOSTILE_MODEL,
+    HOSTILE_TITLE,
+    HOSTILE_USER,
+    LONG_ID,
+    add_hostile_session,
+    add_long_session,
+)
+
+REASON = missing()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON}")
+
+
+@pytest.fixture(scope="module")
+def report_db(make_db) -> str:
+    dsn = make_db(sample=True)
+    add_hostile_session(dsn)
+    add_long_session(dsn)
+    return dsn
+
+
+@pytest.fixture(scope="module")
+def report_file(report_db, tmp_path_factory):
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    from nomos_forensics.cli import run
+
+    assert run(["report", "--dsn", report_db, "-o", str(path)]) in (0, 1)
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def _open(driver, path, fragment: str = ""):
+    driver.get("about:blank")
+    driver.get_log("performance")
+    driver.get_log("browser")
+    url = path.as_uri() + fragment
+    driver.get(url)
+    for _ in range(50):
+        if driver.execute_script("return window.nfReady === true"):
+            break
+        time.sleep(0.1)
+    return url
+
+
+def _visible(driver, css: str) -> list:
+    return [e for e in driver.find_elements("css selector", css) if e.is_displayed()]
+
+
+def test_loads_offline_with_no_error_and_no_request(browser, report_file, shots):
+    url = _open(browser, report_file)
+    assert browser.execute_script("return window.nfReady") is True
+    assert console_errors(browser) == []
+    assert [u for u in requests(browser) if u != url] == [], "the page asked for something"
+    browser.save_screenshot(str(shots / "overview.png"))
+    assert (shots / "overview.png").stat().st_size > 10_000
+
+
+def test_charts_draw_every_series_and_point(browser, report_file, report_db):
+    _open(browser, report_file)
+    with psycopg.connect(report_db) as conn:
+        days = conn.execute("SELECT count(DISTINCT (created_at AT TIME ZONE 'UTC')::date) FROM sessions").fetchone()[0]
+        models = conn.execute("SELECT count(DISTINCT coalesce(model, '')) FROM sessions").fetchone()[0]
+    rules = len(browser.find_elements("css selector", "#table-signatures tbody a.pick-rule"))
+    assert rules >= 5
+    time_chart = browser.execute_script(
+        "var u = nfCharts.time; return [u.series.length, u.data[0].length,"
+        " u.data.slice(1).map(function (s) { return s.filter(function (v) { return v != null; }).length; }),"
+        " u.series.slice(1).map(function (s) { return s.label; })]")
+    assert time_chart[0] == 1 + rules and time_chart[1] == days
+    assert time_chart[2] == [days] * rules
+    assert time_chart[3] == [a.text for a in browser.find_elements("css selector", "#table-signatures a.pick-rule")]
+    model_chart = browser.execute_script(
+        "var u = nfCharts.models; return [u.series.length,"
+        " u.data.slice(1).map(function (s) { return s.filter(function (v) { return v != null; }).length; })]")
+    assert model_chart[0] == 1 + min(models, 12)
+    assert model_chart[1] == [rules] * min(models, 12)
+    painted = browser.execute_script(
+        "return Object.keys(nfCharts).map(function (k) { var c = nfCharts[k].ctx.canvas;"
+        " var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;"
+        " for (var i = 3; i < px.length; i += 4) if (px[i]) n++; return n; })")
+    assert all(n > 500 for n in painted), painted
+
+
+def test_filtering_by_rule_leaves_only_its_sessions(browser, report_file):
+    from selenium.webdriver.support.ui import Select
+
+    _open(browser, report_file)
+    rows = browser.find_elements("css selector", "#table-worst tbody tr[data-id]")
+    for rule in ("cant-run", "tool-fanout"):
+        Select(browser.find_element("id", "f-rule")).select_by_value(rule)
+        shown = [r for r in rows if r.is_displayed()]
+        expected = [r for r in rows if f" {rule} " in r.get_attribute("data-rules")]
+        assert shown and len(shown) == len(expected) < len(rows)
+        for row in shown:
+            sid = row.get_attribute("data-id")
+            rules = browser.execute_script(
+                "return Array.prototype.map.call(document.querySelectorAll('#s-' + arguments[0] + ' li.finding'),"
+                " function (li) { return li.dataset.rule; })", sid)
+            assert rule in rules
+        assert browser.find_element("id", "f-count").text == f"{len(shown)} of {len(rows)} sessions"
+    Select(browser.find_element("id", "f-rule")).select_by_value("")
+    assert all(r.is_displayed() for r in rows)
+
+
+def test_clicking_the_chart_lists_that_days_sessions(browser, report_file):
+    _open(browser, report_file)
+    bucket, rule = browser.execute_script(
+        "var u = nfCharts.time, t = JSON.parse(document.getElementById('nf-data').textContent).time;"
+        " for (var i = 0; i < t.x.length; i++) for (var s = 0; s < t.series.length; s++)"
+        "   if (t.series[s].rates[i] > 0) { nfPick({rule: t.series[s].rule, bucket: t.buckets[i]});"
+        "     return [t.buckets[i], t.series[s].rule]; }")
+    shown = _visible(browser, "#table-worst tbody tr[data-id]")
+    assert shown
+    for row in shown:
+        assert row.get_attribute("data-bucket") == bucket and f" {rule} " in row.get_attribute("data-rules")
+
+
+def test_opening_a_session_shows_its_highlighted_transcript(browser, report_file, shots):
+    _open(browser, report_file)
+    first = browser.find_element("css selector", "#table-worst tbody tr[data-id] a")
+    sid = first.find_element("xpath", "./ancestor::tr").get_attribute("data-id")
+    first.click()
+    section = browser.find_element("id", f"s-{sid}")
+    assert section.is_displayed() and not browser.find_element("id", "overview").is_displayed()
+    messages = section.find_elements("css selector", "ol.transcript > li.msg")
+    assert messages and all(m.is_displayed() for m in messages)
+    links = section.find_elements("css selector", "a.ev")
+    assert links
+    for link in links:
+        target = browser.find_element("id", link.get_attribute("href").split("#", 1)[1])
+        assert "hit" in target.get_attribute("class").split()
+        assert target.value_of_css_property("background-color") == "rgba(255, 243, 196, 1)"
+    links[-1].click()
+    assert section.is_displayed(), "following a finding's link stays on the session page"
+    assert browser.execute_script("return document.querySelector(':target').id") == links[-1].get_attribute("href").split("#")[1]
+    browser.save_screenshot(str(shots / "session.png"))
+    assert console_errors(browser) == []
+
+
+def test_hostile_content_renders_as_text(browser, report_file, shots):
+    url = _open(browser, report_file, f"#s-{HOSTILE_ID}")
+    section = browser.find_element("id", f"s-{HOSTILE_ID}")
+    assert section.is_displayed()
+    assert browser.execute_script("return typeof window.pwned") == "undefined"
+    assert browser.execute_script("return document.images.length") == 0
+    assert browser.execute_script("return document.scripts.length") == 3  # the data, uPlot, ours
+    text = section.text
+    assert HOSTILE_TITLE.split(" restart")[0] in text and "<U+202E>" in text
+    assert HOSTILE_USER.split(" please")[0] in text and "onerror=window.pwned=4>" in text
+    assert "first line <script>window.pwned=5</script>" in text and "last line" in text
+    assert len(browser.page_source) < 1_500_000
+    models = [td.get_attribute("textContent") for td in browser.find_elements("css selector", "#table-models td:first-child")]
+    assert HOSTILE_MODEL in models
+    labels = browser.execute_script("return nfCharts.models.series.map(function (s) { return s.label; })")
+    assert any(label.startswith(HOSTILE_MODEL) for label in labels)
+    assert console_errors(browser) == [] and [u for u in requests(browser) if u.split("#")[0] != url.split("#")[0]] == []
+    browser.save_screenshot(str(shots / "hostile.png"))
+
+
+def test_static_parts_read_with_javascript_off(report_file):
+    with chromium(javascript=False) as driver:
+        driver.get(report_file.as_uri())
+        assert driver.find_element("id", "n-sessions").text.strip()
+        assert _visible(driver, "#table-signatures tbody tr")
+        rows = _visible(driver, "#table-worst tbody tr[data-id]")
+        assert len(rows) > 5
+        assert not driver.find_element("id", "filters").is_displayed()
+        rows[0].find_element("css selector", "a").click()  # the session page is CSS (:target) only
+        assert _visible(driver, "section.session") and not driver.find_element("id", "overview").is_displayed()
+
+
+def test_review_html_opens_on_its_own(report_db, tmp_path, capsys, browser):
+    out = invoke(capsys, "review", HOSTILE_ID, "--dsn", report_db, "--format", "html").out
+    page = tmp_path / "session.html"
+    page.write_text(out, encoding="utf-8")
+    url = _open(browser, page)
+    assert browser.find_element("css selector", "section.session").is_displayed()
+    assert len(_visible(browser, "li.msg")) == 4 and len(_visible(browser, "li.msg.hit")) >= 1
+    assert console_errors(browser) == [] and [u for u in requests(browser) if u != url] == []
+
+
+def test_overview_screenshot_at_readme_size(report_file, shots):
+    """The overview as the README shows it (bench/report_screenshot.py writes docs/report.png)."""
+    with chromium(width=1280, height=1000) as driver:
+        _open(driver, report_file)
+        driver.save_screenshot(str(shots / "readme.png"))
+        assert console_errors(driver) == []
+    assert (shots / "readme.png").stat().st_size > 10_000
+    print(f"screenshots in {shots}", file=sys.stderr)
+
+
+def test_every_evidence_link_lands_on_a_shown_message(browser, report_file):
+    _open(browser, report_file)
+    broken = browser.execute_script(
+        "return Array.prototype.filter.call(document.querySelectorAll('a.ev'), function (a) {"
+        " return !document.getElementById(a.getAttribute('href').slice(1)); }).length")
+    assert broken == 0
+
+
+def test_a_long_transcript_links_only_to_messages_it_shows(browser, report_file):
+    _open(browser, report_file, f"#s-{LONG_ID}")
+    section = browser.find_element("id", f"s-{LONG_ID}")
+    assert section.is_displayed()
+    shown = section.find_elements("css selector", "ol.transcript > li.msg")
+    assert 20 < len(shown) <= 60 and section.find_elements("css selector", "li.gap-msgs")
+    links = section.find_elements("css selector", "a.ev")
+    hits = {m.get_attribute("id") for m in section.find_elements("css selector", "li.msg.hit")}
+    assert links and {a.get_attribute("href").split("#")[1] for a in links} == hits
+    links[0].click()
+    assert section.is_displayed()
