@@ -5,6 +5,7 @@
     .venv/bin/python bench/eval_real.py --dsn ... --cases 20      # list up to 20 FP/FN per rule (default 8)
     .venv/bin/python bench/eval_real.py --dsn ... --by-family     # + one table per kind of source
     .venv/bin/python bench/eval_real.py --dsn ... --json bench/out/real_before.jsonl   # per-session results, to diff
+    .venv/bin/python bench/eval_real.py --dsn ... --split heldout # only the held-out sessions (never tuned on)
 
 Builds the corpus database from the mapped sessions (bench/real_corpus.py build), runs
 `nomos-forensics scan --format jsonl` on it through the CLI, and compares every card with the
@@ -40,6 +41,15 @@ COUNT_RULES = {"tool-fanout": "fanout_turns", "oversized-message": "oversized"}
 DERIVED_RULES = {"error-card": "error_cards"}
 ERROR_CAUSES = ("quota", "rate_limit", "context_length", "auth", "config", "provider", "timeout", "tool", "unknown")
 OUTCOMES = ("achieved", "partial", "failed", "unknown")
+SPLITS = ("all", "tuned", "heldout")  # a manifest line without `split` is in the tuned set
+
+
+def in_split(labels: dict[str, dict[str, Any]], manifest: list[dict[str, Any]], split: str) -> dict[str, dict[str, Any]]:
+    """The labels of the sessions of one split (`all`: every label)."""
+    if split == "all":
+        return labels
+    split_of = {m["key"]: m.get("split", "tuned") for m in manifest}
+    return {key: label for key, label in labels.items() if split_of.get(key) == split}
 
 
 def load_labels(directory: Path = real_corpus.LABELS) -> dict[str, dict[str, Any]]:
@@ -229,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=8, help="false positives/misses listed per rule")
     parser.add_argument("--json", type=Path, metavar="PATH",
                         help="also write every labelled session's expected and reported values (one JSON object a line)")
+    parser.add_argument("--split", choices=SPLITS, default="all",
+                        help="which labelled sessions to score: the tuned set, the held-out set, or all (default)")
     parser.add_argument("--by-family", action="store_true",
                         help="also one table per kind of source (interactive aider, unattended aider, agent runs)")
     args = parser.parse_args(argv)
@@ -238,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("label problems:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
+    labels = in_split(labels, manifest, args.split)
     if args.no_build:
         import psycopg.conninfo
 
@@ -250,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         dsn = real_corpus.build(args.dsn, args.dbname, data)
     counts = yaml.safe_load((real_corpus.LABELS / "raw_counts.yaml").read_text(encoding="utf-8")) or {}
     cards = scan(dsn)
+    if args.split != "all":
+        print(f"Split: {args.split}")
     report(evaluate(cards, labels, counts, manifest), args.cases)
     if args.json:
         write_sessions(args.json, cards, labels, counts, manifest)

@@ -336,8 +336,11 @@ def extract(mirror: Path, out: Path) -> int:
                 record = {"key": key, "id": session_id(key), "provenance": provenance,
                           "session": _no_nul(session), "messages": _no_nul(rows)}
                 fh.write(json.dumps(record, ensure_ascii=False, default=_iso) + "\n")
-                manifest.append({"key": key, "id": session_id(key), **provenance,
-                                 "language": source.get("language"), "messages": len(rows)})
+                entry = {"key": key, "id": session_id(key), **provenance,
+                         "language": source.get("language"), "messages": len(rows)}
+                if source.get("split", "tuned") != "tuned":  # the tuned set's lines stay as they were
+                    entry["split"] = source["split"]
+                manifest.append(entry)
         print(f"{source['name']:20} {len(sessions):4} sessions  ({source['repo']} @ {source['commit'][:10]})")
     MANIFEST.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in manifest), encoding="utf-8")
     print(f"{len(manifest)} sessions -> {out}, provenance -> {MANIFEST.relative_to(ROOT)}")

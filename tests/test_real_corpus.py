@@ -3,6 +3,7 @@ label files, and the one-command build + evaluation against a real Postgres."""
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 import sys
@@ -140,6 +141,34 @@ def test_label_files_are_well_formed_and_reference_sessions():
         assert value["fanout_turns"] == int(value["max_calls_in_turn"] > real_corpus.FANOUT_CALLS)
 
 
+def test_heldout_split_is_labelled_validated_and_apart_from_the_tuned_set():
+    manifest = real_corpus.load_manifest()
+    sources = {s["name"]: s for s in real_corpus.load_sources()}
+    for m in manifest:  # the manifest's split is the source's; the tuned set's lines carry none
+        assert m.get("split", "tuned") == sources[m["source"]].get("split", "tuned")
+        assert m.get("split", "tuned") in eval_real.SPLITS[1:]
+    labels = eval_real.load_labels()
+    heldout = eval_real.in_split(labels, manifest, "heldout")
+    tuned = eval_real.in_split(labels, manifest, "tuned")
+    heldout_keys = {m["key"] for m in manifest if m.get("split") == "heldout"}
+    assert heldout and set(heldout) == heldout_keys  # every held-out session is labelled
+    assert eval_real.check_labels(heldout, heldout_keys) == []
+    assert not set(heldout) & set(tuned) and len(heldout) + len(tuned) == len(labels)
+    assert eval_real.in_split(labels, manifest, "all") == labels
+    # no held-out source shares a file with a tuned one (the same run must not be in both)
+    files = collections.Counter((s["repo"], s["commit"], g) for s in sources.values()
+                                for g in s.get("globs") or s.get("files") or [])
+    assert max(files.values()) == 1
+
+
+def test_in_split_keeps_only_that_splits_labels():
+    manifest = [{"key": "a:1"}, {"key": "b:1", "split": "heldout"}, {"key": "c:1", "split": "tuned"}]
+    labels = {k: {"outcome": "unknown"} for k in ("a:1", "b:1", "c:1")}
+    assert set(eval_real.in_split(labels, manifest, "heldout")) == {"b:1"}
+    assert set(eval_real.in_split(labels, manifest, "tuned")) == {"a:1", "c:1"}
+    assert set(eval_real.in_split(labels, manifest, "all")) == {"a:1", "b:1", "c:1"}
+
+
 def test_check_labels_reports_every_kind_of_mistake():
     bad = {"nope:1": {"outcome": "won", "flags": {"cant-run": "", "made-up": "x"}}}
     problems = eval_real.check_labels(bad, set())
@@ -199,7 +228,7 @@ def test_evaluation_prints_the_table(admin_dsn, tmp_path, throwaway_dbname, caps
     labelled = re.search(r"^Real-transcript corpus: (\d+) labelled sessions", out, re.M)
     assert labelled and len(written) == int(labelled.group(1))
     for row in written:
-        assert set(row["rules"]) == set(eval_real.TEXT_RULES) | set(eval_real.COUNT_RULES)
+        assert set(row["rules"]) == set(eval_real.TEXT_RULES) | set(eval_real.DERIVED_RULES) | set(eval_real.COUNT_RULES)
         assert row["outcome"]["expected"] in eval_real.OUTCOMES
     for rule in eval_real.TEXT_RULES + tuple(eval_real.COUNT_RULES):
         assert re.search(rf"^\| {rule} +\|", out, re.M), f"no row for {rule}:\n{out}"
