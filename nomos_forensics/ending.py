@@ -60,6 +60,8 @@ UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED
 # a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
 DOUBT_WORDS = re.compile(r"issues|problems|beyond|\bonly\b|haven|have\s+not|didn|did\s+not|doesn|does\s+not|"
                          r"couldn|could\s+not|can.?t\b|cannot|can\s+not", re.IGNORECASE)
+DOUBT_LOWER = re.compile(DOUBT_WORDS.pattern)  # the same on ASCII text once lower-cased, and much cheaper
+DOUBT_KEYS = ("issues", "problems", "beyond", "only", "have", "did", "does", "could", "can")  # one is in every match
 UNABLE_WORDS = tuple(_WORDS["words"]["unable"])
 FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
 
@@ -261,12 +263,22 @@ def _may_be_unable(plain: str) -> bool:
     return any(word in plain for word in UNABLE_WORDS)
 
 
+def _may_doubt(text: str) -> bool:
+    """DOUBT_WORDS finds a word in `text` (raw, any case). ASCII text (nearly all) is lower-cased
+    and read without IGNORECASE, after a substring test that rules most of it out; other text
+    keeps the case-folding pattern (which also folds, e.g., "\u017f" to "s")."""
+    if not text.isascii():
+        return DOUBT_WORDS.search(text) is not None
+    low = text.lower()
+    return any(key in low for key in DOUBT_KEYS) and DOUBT_LOWER.search(low) is not None
+
+
 def _doubts(replies: "list[Message]", plain=_plain) -> "tuple[tuple[Message, str], ...]":
     """Every statement of `replies` that admits the result is unverified or not fixed (CAVEAT),
     questions excepted; a message is split into sentences only when its whole text matches."""
     found = []
     for message in replies:
-        if DOUBT_WORDS.search(message.text or "") is None or CAVEAT.search(plain(message)) is None:
+        if not _may_doubt(message.text or "") or CAVEAT.search(plain(message)) is None:
             continue
         found.extend((message, sentence) for sentence in sentences(message.text or "")
                      if not sentence.rstrip().endswith(("?", "\uff1f")) and CAVEAT.search(canonical(sentence)))
