@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from operator import attrgetter
 from typing import Any
 
 from .ending import (
@@ -29,6 +30,7 @@ from .model import Session, excerpt
 from .rule import Finding, Severity
 
 SCHEMA_VERSION = 1
+_ROLE = attrgetter("role")
 REPEATED_DOUBTS = 2  # statements in the last turn admitting an unverified result that make it partial
 
 
@@ -65,7 +67,7 @@ class Stats:
 
     @classmethod
     def of(cls, session: Session, top: int = 5) -> "Stats":
-        roles = Counter(m.role for m in session.messages)
+        roles = Counter(map(_ROLE, session.messages))
         counts = session.tool_counts
         return cls(
             messages=len(session.messages),

@@ -7,7 +7,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from functools import cached_property
 from typing import TYPE_CHECKING
 
 from . import lexicon
@@ -66,6 +65,20 @@ UNABLE_WORDS = tuple(_WORDS["words"]["unable"])
 FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
 
 
+class _once:
+    """functools.cached_property without its lock (Python < 3.12 takes one on every first read):
+    the value is worked out on first read and kept in the instance's __dict__, which then shadows it."""
+
+    def __init__(self, fn) -> None:
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.fn(instance)
+        return value
+
+
 @dataclass(frozen=True)
 class Ending:
     """The end of the conversation (system messages ignored) and what it says about the session.
@@ -86,34 +99,34 @@ class Ending:
     messages: "Sequence[Message]" = field(default=(), repr=False, compare=False)  # the session's messages
     conversation: "Sequence[Message]" = field(default=(), repr=False, compare=False)  # its user/assistant/tool ones
 
-    @cached_property
+    @_once
     def completion(self) -> "Message | None":
         """The last `complete_task` call whose stored result (if any) is not an error."""
         return last_successful_completion(self.messages) if self.last is not None else None
 
-    @cached_property
+    @_once
     def turn(self) -> int:
         """The last turn: that of the final answer (before a closing thank-you), else of `last`."""
         if self.last is None:
             return 0
         return self.conversation[-2].turn if self.closing is not None else self.last.turn
 
-    @cached_property
+    @_once
     def _replies(self) -> "list[Message]":
         """The last turn's assistant replies with text, in order."""
         return [m for m in turn_block(self.conversation, self.turn) if m.role == "assistant" and m.has_text]
 
-    @cached_property
+    @_once
     def final(self) -> "tuple[Message, ...]":
         """The last turn's last text replies (up to FINAL_MESSAGES)."""
         return tuple(self._replies[-FINAL_MESSAGES:]) if self.last is not None else ()
 
-    @cached_property
+    @_once
     def final_plain(self) -> "tuple[str, ...]":
         """The texts of `final` as statements are matched (see _plain)."""
         return tuple(map(self._plain, self.final))
 
-    @cached_property
+    @_once
     def work(self) -> "tuple[Message, ...]":
         """The last turn's messages that did work: a tool call other than the finishing one, or
         a client report of an applied change."""
@@ -128,17 +141,17 @@ class Ending:
         """The last turn did work: a tool call other than the finishing one, or an applied change."""
         return bool(self.work)
 
-    @cached_property
+    @_once
     def doubts(self) -> "tuple[tuple[Message, str], ...]":
         """The last turn's statements admitting an unverified or unfixed result."""
         return _doubts(self._replies, self._plain) if self.last is not None else ()
 
-    @cached_property
+    @_once
     def earlier(self) -> bool:
         """An earlier turn ended on an answer that is not an inability."""
         return self.last is not None and _answered_before(self.conversation, self.turn, self._plain)
 
-    @cached_property
+    @_once
     def _plains(self) -> "dict[int, str]":
         return {}
 
