@@ -62,6 +62,9 @@ DOUBT_WORDS = re.compile(r"issues|problems|beyond|\bonly\b|haven|have\s+not|didn
 DOUBT_LOWER = re.compile(DOUBT_WORDS.pattern)  # the same on ASCII text once lower-cased, and much cheaper
 DOUBT_KEYS = ("issues", "problems", "beyond", "only", "have", "did", "does", "could", "can")  # one is in every match
 UNABLE_WORDS = tuple(_WORDS["words"]["unable"])
+# a pattern's gate: every match of it holds one of these words (lexicon [words]), a cheap first test
+GATES = {UNABLE: UNABLE_WORDS, **{pattern: tuple(lexicon.words(_WORDS["words"][key])) for pattern, key in (
+    (NOTHING_LEFT, "nothing_left"), (CAVEAT, "caveat"), (WAITING, "waiting"))}}
 FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
 
 
@@ -195,8 +198,9 @@ class Ending:
         """The first final statement matching `what` (and not `unless`), with its message
         (latest message first)."""
         plains = self.final_plain
+        gate = GATES.get(what)
         for message, plain_text in zip(reversed(self.final), reversed(plains)):
-            if (what is UNABLE and not _may_be_unable(plain_text)) or not what.search(plain_text):
+            if (gate is not None and not any(word in plain_text for word in gate)) or not what.search(plain_text):
                 continue  # the whole text has no match, so no sentence of it has one
             for sentence in sentences(message.text or ""):
                 if sentence.rstrip().endswith(("?", "\uff1f")):
