@@ -65,6 +65,7 @@ UNABLE_WORDS = tuple(_WORDS["words"]["unable"])
 # a pattern's gate: every match of it holds one of these words (lexicon [words]), a cheap first test
 GATES = {UNABLE: UNABLE_WORDS, **{pattern: tuple(lexicon.words(_WORDS["words"][key])) for pattern, key in (
     (NOTHING_LEFT, "nothing_left"), (CAVEAT, "caveat"), (WAITING, "waiting"))}}
+_GATE_OF = {id(pattern): words for pattern, words in GATES.items()}  # a Pattern hashes its whole program
 FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
 
 
@@ -198,9 +199,9 @@ class Ending:
         """The first final statement matching `what` (and not `unless`), with its message
         (latest message first)."""
         plains = self.final_plain
-        gate = GATES.get(what)
+        gate = _GATE_OF.get(id(what))
         for message, plain_text in zip(reversed(self.final), reversed(plains)):
-            if (gate is not None and not any(word in plain_text for word in gate)) or not what.search(plain_text):
+            if (gate is not None and not any(map(plain_text.__contains__, gate))) or not what.search(plain_text):
                 continue  # the whole text has no match, so no sentence of it has one
             for sentence in sentences(message.text or ""):
                 if sentence.rstrip().endswith(("?", "\uff1f")):
@@ -277,7 +278,7 @@ def _plain(message: "Message") -> str:
 
 def _may_be_unable(plain: str) -> bool:
     """The text has a word every UNABLE pattern needs (lexicon [words] unable)."""
-    return any(word in plain for word in UNABLE_WORDS)
+    return any(map(plain.__contains__, UNABLE_WORDS))
 
 
 def _may_doubt(text: str) -> bool:
