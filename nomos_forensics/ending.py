@@ -288,7 +288,7 @@ def _may_doubt(text: str) -> bool:
     if not text.isascii():
         return DOUBT_WORDS.search(text) is not None
     low = text.lower()
-    return any(key in low for key in DOUBT_KEYS) and DOUBT_LOWER.search(low) is not None
+    return any(map(low.__contains__, DOUBT_KEYS)) and DOUBT_LOWER.search(low) is not None
 
 
 def _doubts(replies: "list[Message]", plain=_plain) -> "tuple[tuple[Message, str], ...]":
