@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from operator import attrgetter
 from typing import Any
 
 from .ending import (
@@ -23,11 +24,13 @@ from .ending import (
     USER,
     WAITING,
     is_finishing,
+    turn_block,
 )
 from .model import Session, excerpt
 from .rule import Finding, Severity
 
 SCHEMA_VERSION = 1
+_ROLE = attrgetter("role")
 REPEATED_DOUBTS = 2  # statements in the last turn admitting an unverified result that make it partial
 
 
@@ -64,7 +67,7 @@ class Stats:
 
     @classmethod
     def of(cls, session: Session, top: int = 5) -> "Stats":
-        roles = Counter(m.role for m in session.messages)
+        roles = Counter(map(_ROLE, session.messages))
         counts = session.tool_counts
         return cls(
             messages=len(session.messages),
@@ -223,8 +226,8 @@ def explain_outcome(
     session: Session, findings: list[Finding], grace: timedelta = DEFAULT_GRACE
 ) -> tuple[str, str]:
     """(outcome, why): `decide_outcome`'s answer and the one line that says what in the ending decided it."""
-    users, assistants = session.by_role("user"), session.by_role("assistant")
-    if not users:
+    messages = session.messages
+    if not any(m.role == "user" for m in messages):
         return Outcome.UNKNOWN, "no user message"
     ending = session.ending
     last = ending.last
@@ -232,12 +235,15 @@ def explain_outcome(
         return Outcome.UNKNOWN, f"still running: status active and the last message (turn {last.turn}) is recent"
     if ending.status == "failed":
         return Outcome.FAILED, f"status failed; ends on {ending.describe()} in turn {last.turn}"
-    if not assistants:
-        return Outcome.FAILED, f"the request (turn {users[-1].turn}) never got a reply"
+    if not any(m.role == "assistant" for m in messages):
+        request = next(m for m in reversed(messages) if m.role == "user")
+        return Outcome.FAILED, f"the request (turn {request.turn}) never got a reply"
     records = [f for f in findings if f.from_records and f.severity >= Severity.FRICTION]
-    last_turn = [m for m in session.messages if m.turn == last.turn and m.role in CONVERSATION_ROLES]
-    stopped = next((f for f in records if f.severity == Severity.BLOCKER and any(
-        e.turn == last.turn and _unrecovered(e.message_id, last_turn) for e in f.evidence)), None)
+    stopped = None
+    if records:
+        last_turn = _last_turn(session, last.turn)
+        stopped = next((f for f in records if f.severity == Severity.BLOCKER and any(
+            e.turn == last.turn and _unrecovered(e.message_id, last_turn) for e in f.evidence)), None)
     if stopped is not None:
         return Outcome.FAILED, f"{stopped.rule} in the last turn ({last.turn}), no work after it"
     if ending.kind in (ERROR, BLANK, USER):
@@ -283,10 +289,15 @@ def explain_outcome(
         return Outcome.ACHIEVED, "status completed"
     text = (last.text or "").strip()
     asks = text.endswith(("?", "\uff1f")) and len(text) < 300
-    if ending.answer is not None and asks and not any(m.tool_calls for m in last_turn):
+    if ending.answer is not None and asks and not any(m.tool_calls for m in _last_turn(session, last.turn)):
         return Outcome.UNKNOWN, f"the last reply, in turn {last.turn}, asks the user a question"
     closed = "; the user closed with thanks" if ending.closing is not None else ""
     return Outcome.ACHIEVED, f"answered in turn {last.turn if ending.closing is None else last.turn - 1}{closed}"
+
+
+def _last_turn(session: Session, turn: int) -> list:
+    """The user, assistant and tool messages of `turn` (the last one), found from the end."""
+    return [m for m in turn_block(session.messages, turn) if m.role in CONVERSATION_ROLES]
 
 
 def _quote(text: str | None, width: int = 90) -> str:

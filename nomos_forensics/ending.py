@@ -4,7 +4,8 @@ read by the card's Outcome and by every rule that asks how a session finished.""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
@@ -58,8 +59,28 @@ UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED
 # a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
 DOUBT_WORDS = re.compile(r"issues|problems|beyond|\bonly\b|haven|have\s+not|didn|did\s+not|doesn|does\s+not|"
                          r"couldn|could\s+not|can.?t\b|cannot|can\s+not", re.IGNORECASE)
+DOUBT_LOWER = re.compile(DOUBT_WORDS.pattern)  # the same on ASCII text once lower-cased, and much cheaper
+DOUBT_KEYS = ("issues", "problems", "beyond", "only", "have", "did", "does", "could", "can")  # one is in every match
 UNABLE_WORDS = tuple(_WORDS["words"]["unable"])
+# a pattern's gate: every match of it holds one of these words (lexicon [words]), a cheap first test
+GATES = {UNABLE: UNABLE_WORDS, **{pattern: tuple(lexicon.words(_WORDS["words"][key])) for pattern, key in (
+    (NOTHING_LEFT, "nothing_left"), (CAVEAT, "caveat"), (WAITING, "waiting"))}}
+_GATE_OF = {id(pattern): words for pattern, words in GATES.items()}  # a Pattern hashes its whole program
 FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
+
+
+class _once:
+    """functools.cached_property without its lock (Python < 3.12 takes one on every first read):
+    the value is worked out on first read and kept in the instance's __dict__, which then shadows it."""
+
+    def __init__(self, fn) -> None:
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.fn(instance)
+        return value
 
 
 @dataclass(frozen=True)
@@ -68,22 +89,83 @@ class Ending:
 
     `kind` is one of the kinds above; `last` the last user, assistant or tool message;
     `closing` the user's closing thank-you when the session ends on one after a finished
-    answer; `completion` the last `complete_task` call whose stored result (if any) is not an
-    error; `status` the session's status, lower-cased.
+    answer; `status` the session's status, lower-cased; `client` the system (client) messages
+    after the last message. The rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...)
+    is worked out on first use, from the end of the conversation backwards, so a reader that
+    only asks how the session stopped pays for nothing more.
     """
 
     kind: str
     last: "Message | None"
     closing: "Message | None"
-    completion: "Message | None"
     status: str
-    final: "tuple[Message, ...]" = ()  # the last turn's last text replies (up to FINAL_MESSAGES)
-    final_plain: "tuple[str, ...]" = ()  # their texts as statements are matched (see _plain)
     client: "tuple[Message, ...]" = ()  # system (client) messages after the last message
-    worked: bool = False  # the last turn did work: a tool call other than the finishing one, or an applied change
-    work: "tuple[Message, ...]" = ()  # the last turn's messages that did that work
-    doubts: "tuple[tuple[Message, str], ...]" = ()  # the last turn's statements admitting an unverified or unfixed result
-    earlier: bool = False  # an earlier turn ended on an answer that is not an inability
+    messages: "Sequence[Message]" = field(default=(), repr=False, compare=False)  # the session's messages
+    conversation: "Sequence[Message]" = field(default=(), repr=False, compare=False)  # its user/assistant/tool ones
+
+    @_once
+    def completion(self) -> "Message | None":
+        """The last `complete_task` call whose stored result (if any) is not an error."""
+        return last_successful_completion(self.messages) if self.last is not None else None
+
+    @_once
+    def turn(self) -> int:
+        """The last turn: that of the final answer (before a closing thank-you), else of `last`."""
+        if self.last is None:
+            return 0
+        return self.conversation[-2].turn if self.closing is not None else self.last.turn
+
+    @_once
+    def _replies(self) -> "list[Message]":
+        """The last turn's assistant replies with text, in order."""
+        return [m for m in turn_block(self.conversation, self.turn) if m.role == "assistant" and m.has_text]
+
+    @_once
+    def final(self) -> "tuple[Message, ...]":
+        """The last turn's last text replies (up to FINAL_MESSAGES)."""
+        return tuple(self._replies[-FINAL_MESSAGES:]) if self.last is not None else ()
+
+    @_once
+    def final_plain(self) -> "tuple[str, ...]":
+        """The texts of `final` as statements are matched (see _plain)."""
+        return tuple(map(self._plain, self.final))
+
+    @_once
+    def work(self) -> "tuple[Message, ...]":
+        """The last turn's messages that did work: a tool call other than the finishing one, or
+        a client report of an applied change."""
+        if self.last is None:
+            return ()
+        return tuple(m for m in turn_block(self.messages, self.turn) if (
+            any(not is_finishing(c) for c in m.tool_calls)
+            or (m.role == "system" and CLIENT_APPLIED.search((m.text or "").lower()) is not None)))
+
+    @property
+    def worked(self) -> bool:
+        """The last turn did work: a tool call other than the finishing one, or an applied change."""
+        return bool(self.work)
+
+    @_once
+    def doubts(self) -> "tuple[tuple[Message, str], ...]":
+        """The last turn's statements admitting an unverified or unfixed result."""
+        return _doubts(self._replies, self._plain) if self.last is not None else ()
+
+    @_once
+    def earlier(self) -> bool:
+        """An earlier turn ended on an answer that is not an inability."""
+        return self.last is not None and _answered_before(self.conversation, self.turn, self._plain)
+
+    @_once
+    def _plains(self) -> "dict[int, str]":
+        return {}
+
+    def _plain(self, message: "Message") -> str:
+        """`_plain(message)`, worked out once per message."""
+        plains = self._plains
+        key = id(message)
+        if key not in plains:
+            plains[key] = _plain(message)
+        return plains[key]
 
     @property
     def finished(self) -> bool:
@@ -116,9 +198,10 @@ class Ending:
     def says(self, what: "re.Pattern[str]", unless: "re.Pattern[str] | None" = None) -> "tuple[Message, str] | None":
         """The first final statement matching `what` (and not `unless`), with its message
         (latest message first)."""
-        plains = self.final_plain or tuple(_plain(m) for m in self.final)
+        plains = self.final_plain
+        gate = _GATE_OF.get(id(what))
         for message, plain_text in zip(reversed(self.final), reversed(plains)):
-            if (what is UNABLE and not _may_be_unable(plain_text)) or not what.search(plain_text):
+            if (gate is not None and not any(map(plain_text.__contains__, gate))) or not what.search(plain_text):
                 continue  # the whole text has no match, so no sentence of it has one
             for sentence in sentences(message.text or ""):
                 if sentence.rstrip().endswith(("?", "\uff1f")):
@@ -154,7 +237,7 @@ def ending_of(session: "Session") -> Ending:
         kind = COMPLETED  # the platform closed the session on that call: the run's submit step
     last = conversation[-1] if conversation else None
     if last is None:
-        return Ending(kind, None, None, None, status)
+        return Ending(kind, None, None, status)
     client: tuple = ()
     if closing is None:
         tail = []
@@ -163,18 +246,20 @@ def ending_of(session: "Session") -> Ending:
                 break
             tail.append(message)
         client = tuple(m for m in reversed(tail) if m.role == "system")
-    answered = conversation[-2] if closing is not None else last
-    turn = (answered or last).turn
-    in_turn = [m for m in conversation if m.turn == turn]
-    replies = [m for m in in_turn if m.role == "assistant" and m.has_text]
-    work = tuple(m for m in messages if m.turn == turn and (
-        any(not is_finishing(c) for c in m.tool_calls)
-        or (m.role == "system" and CLIENT_APPLIED.search((m.text or "").lower()) is not None)))
-    return Ending(kind, last, closing, last_successful_completion(messages), status,
-                  final=tuple(replies[-FINAL_MESSAGES:]), final_plain=tuple(map(_plain, replies[-FINAL_MESSAGES:])),
-                  client=client, worked=bool(work), work=work,
-                  doubts=_doubts(replies),
-                  earlier=_answered_before(conversation, turn))
+    return Ending(kind, last, closing, status, client=client, messages=messages, conversation=conversation)
+
+
+def turn_block(messages: "Sequence[Message]", turn: int) -> "list[Message]":
+    """The messages of `turn`, in order. Turn numbers never go down along a session's
+    messages, so they are one run, found from the end."""
+    block = []
+    for message in reversed(messages):
+        if message.turn == turn:
+            block.append(message)
+        elif message.turn < turn:
+            break
+    block.reverse()
+    return block
 
 
 def is_finishing(call) -> bool:
@@ -193,22 +278,32 @@ def _plain(message: "Message") -> str:
 
 def _may_be_unable(plain: str) -> bool:
     """The text has a word every UNABLE pattern needs (lexicon [words] unable)."""
-    return any(word in plain for word in UNABLE_WORDS)
+    return any(map(plain.__contains__, UNABLE_WORDS))
 
 
-def _doubts(replies: "list[Message]") -> "tuple[tuple[Message, str], ...]":
+def _may_doubt(text: str) -> bool:
+    """DOUBT_WORDS finds a word in `text` (raw, any case). ASCII text (nearly all) is lower-cased
+    and read without IGNORECASE, after a substring test that rules most of it out; other text
+    keeps the case-folding pattern (which also folds, e.g., "\u017f" to "s")."""
+    if not text.isascii():
+        return DOUBT_WORDS.search(text) is not None
+    low = text.lower()
+    return any(map(low.__contains__, DOUBT_KEYS)) and DOUBT_LOWER.search(low) is not None
+
+
+def _doubts(replies: "list[Message]", plain=_plain) -> "tuple[tuple[Message, str], ...]":
     """Every statement of `replies` that admits the result is unverified or not fixed (CAVEAT),
     questions excepted; a message is split into sentences only when its whole text matches."""
     found = []
     for message in replies:
-        if DOUBT_WORDS.search(message.text or "") is None or CAVEAT.search(_plain(message)) is None:
+        if not _may_doubt(message.text or "") or CAVEAT.search(plain(message)) is None:
             continue
         found.extend((message, sentence) for sentence in sentences(message.text or "")
                      if not sentence.rstrip().endswith(("?", "\uff1f")) and CAVEAT.search(canonical(sentence)))
     return tuple(found)
 
 
-def _answered_before(conversation: "list[Message]", turn: int) -> bool:
+def _answered_before(conversation: "Sequence[Message]", turn: int, plain_of=_plain) -> bool:
     """Some turn before `turn` ended on a text answer that does not say it could not do it."""
     seen: set[int] = set()
     for message in reversed(conversation):  # the latest earlier answer first: usually the only one read
@@ -216,7 +311,7 @@ def _answered_before(conversation: "list[Message]", turn: int) -> bool:
             continue
         if message.role == "assistant" and message.has_text and not message.error:
             seen.add(message.turn)
-            plain = _plain(message)
+            plain = plain_of(message)
             if not _may_be_unable(plain) or not UNABLE.search(plain) or not any(
                     UNABLE.search(c) and not NOT_UNABLE.search(c) for c in map(canonical, sentences(message.text or ""))):
                 return True
@@ -286,18 +381,17 @@ def _ends_after_handoff(conversation: "list[Message]") -> bool:
     return False
 
 
-def last_successful_completion(messages: "list[Message]") -> "Message | None":
+def last_successful_completion(messages: "Sequence[Message]") -> "Message | None":
     """The last message calling complete_task whose result (if any was stored) is not an error."""
-    found = None
-    for index, message in enumerate(messages):
-        if any(call.name in COMPLETION_TOOLS for call in message.tool_calls) and not _completion_failed(
-            messages[index + 1:]
-        ):
-            found = message
-    return found
+    for index in range(len(messages) - 1, -1, -1):  # the latest call first: usually the only one read
+        message = messages[index]
+        if message.tool_calls and any(call.name in COMPLETION_TOOLS for call in message.tool_calls) and not (
+                _completion_failed(messages[index + 1:])):
+            return message
+    return None
 
 
-def _completion_failed(after: "list[Message]") -> bool:
+def _completion_failed(after: "Sequence[Message]") -> bool:
     for message in after:
         if message.role == "tool" and message.tool_name in COMPLETION_TOOLS:
             return message.is_error

@@ -195,7 +195,7 @@ class Session:
 
     @property
     def turns_with_tool_calls(self) -> int:
-        return sum(1 for turn in self.turns if turn.tool_calls)
+        return len({m.turn for m in self.messages if m.tool_calls and m.turn})  # turn 0 is no turn
 
 
 def parse_timestamp(value: Any) -> datetime | None:

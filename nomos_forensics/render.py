@@ -41,6 +41,8 @@ def neutralise(text: str) -> str:
 
 def _json_safe(text: str) -> str:
     # json.dumps escapes C0 itself; DEL, C1 and bidi overrides it leaves raw (valid JSON either way)
+    if text.isascii() and "\x7f" not in text:  # an ASCII line (O(1) to tell) can only hold DEL of them
+        return text
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON_UNSAFE.search(text) else text
 
 

@@ -6,7 +6,6 @@ import re
 import unicodedata
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？])|\n+")
-_SPACES = re.compile(r"\s+")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "“": '"', "”": '"', "´": "'"})
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)|<think(?:ing)?>.*?(?:</think(?:ing)?>|$)", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -24,7 +23,8 @@ _CONTRACTION = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, _CONTRACTION
 
 def normalise(text: str) -> str:
     """NFKC, straight quotes, single spaces: what phrase patterns are written against."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES)).strip()
+    # str.split() and the regex \s split on the same characters: this is `\s+` -> " ", stripped
+    return " ".join(unicodedata.normalize("NFKC", text).translate(_QUOTES).split())
 
 
 def canonical(sentence: str) -> str:

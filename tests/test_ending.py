@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from nomos_forensics import plugins
 from nomos_forensics.card import Outcome, decide_outcome, explain_outcome
 from nomos_forensics.config import Config
@@ -121,3 +123,16 @@ def test_unfinished_session_fix_cites_where_it_stopped():
     for expected, session in cases.items():
         (finding,) = review(session, ruleset).findings
         assert expected in finding.fix, finding.fix
+
+
+@pytest.mark.parametrize("key", ["nothing_left", "caveat", "waiting"])
+def test_each_pattern_holds_a_word_of_its_gate(key):
+    """`says` searches a final reply only when it holds a word of the pattern's gate (lexicon
+    [words]): each alternative must spell one of those words as a literal."""
+    from nomos_forensics import lexicon
+    from nomos_forensics.ending import _MACROS, _WORDS, GATES
+
+    gate = lexicon.words(_WORDS["words"][key])
+    for alternative in lexicon.patterns(_WORDS["patterns"], key, _MACROS):
+        assert any(word in alternative for word in gate), f"{key}: no gate word in {alternative[:80]!r}"
+    assert set(gate) <= {w for words in GATES.values() for w in words}

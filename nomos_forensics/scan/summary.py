@@ -64,13 +64,16 @@ class Summary:
             })
             self._push(self._worst, item)
         biggest = self._biggest
+        floor = biggest[0][0][0] if len(biggest) >= TOP_K else 0  # a smaller size can never enter the list
         for message in card.session.messages:  # once per message: the common case inline
             size = message.disk_bytes or 0
-            if message.logical_bytes and message.logical_bytes > size:
-                size = message.logical_bytes
+            logical = message.logical_bytes
+            if logical and logical > size:
+                size = logical
             # the whole key, ties included, as _push and merge compare it: any --jobs, same list
-            if size and (len(biggest) < TOP_K or (size, message.id) > biggest[0][0]):
+            if size and size >= floor and (len(biggest) < TOP_K or (size, message.id) > biggest[0][0]):
                 self._consider_message(card, message, size)
+                floor = biggest[0][0][0] if len(biggest) >= TOP_K else 0
 
     def _consider_message(self, card: Card, message: Message, size: int) -> None:
         item = ((size, message.id), {
