@@ -24,10 +24,9 @@ from ..clikit import (
 from ..compare import DEFAULT_MIN_SESSIONS, TOO_FEW, Comparison, Periods, Window, compare
 from ..errors import ConfigError, ExitCode, ForensicsError
 from ..render import Format, table, to_json
-from ..scan import ScanFilters, ScanJob, Summary, count_sessions, parallel_scan, settle_memory, stream_sessions
+from ..scan import ScanFilters, Summary, count_sessions, parallel_scan, settle_memory, stream_sessions
 from ..trends import Series
-from .review import require_compatible
-from .scan import _emit
+from .scan import emit, open_ruleset, scan_job
 
 _MIGRATION = re.compile(r"^\s*migration:(\d{1,9})\s*$", re.I)
 
@@ -94,8 +93,7 @@ def compare_command(app: App, at, before, after, since, until, limit, status, mo
     rules_gated = _gate(gate)
     db = app.db
     with db.connect("comparing sessions") as conn:
-        schema = app.schema(conn)
-        require_compatible(schema)
+        schema, ruleset = open_ruleset(app, conn, selection)
         split = None
         if at is not None:
             migration = _MIGRATION.match(at)
@@ -114,22 +112,17 @@ def compare_command(app: App, at, before, after, since, until, limit, status, mo
         periods = Periods(before_w, after_w)
         lower, upper = periods.bounds()
         filters = ScanFilters(since=_later(lower, since), until=_earlier(upper, until), status=status, model=model, limit=limit)
-        ruleset = selection.build(schema)
-        for skipped in ruleset.skipped:
-            click.echo(f"nomos-forensics: note: {skipped['rule']} skipped: {skipped['reason']}", err=True)
         series = Series(periods, rules=[active.rule.name for active in ruleset.active])
         gated = _resolve(rules_gated, ruleset)
         total = count_sessions(db, conn, filters)
         if jobs == 1:
             settle_memory()
             cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
-            code = _emit(_counted(cards, series), Format.TABLE, sys.stdout, total)
+            code = emit(_counted(cards, series), Format.TABLE, sys.stdout, total)
     if jobs > 1:
         db.dispose()  # no connection may cross the fork
-        job = ScanJob(settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
-                      config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore),
-                      fail_on=None, series=series)
-        code = _emit(parallel_scan(job, jobs, Summary(series=series)), Format.TABLE, sys.stdout, total)
+        job = scan_job(db, filters, selection, fail_on=None, series=series)
+        code = emit(parallel_scan(job, jobs, Summary(series=series)), Format.TABLE, sys.stdout, total)
     if code == ExitCode.INTERRUPTED:
         return int(code)
     result = compare(series, min_sessions=min_sessions, split=split)
@@ -150,7 +143,7 @@ def compare_command(app: App, at, before, after, since, until, limit, status, mo
 
 
 def _counted(cards, series: Series):
-    """Each card into the series only (no scan summary, no card JSON): (line, failed) for _emit."""
+    """Each card into the series only (no scan summary, no card JSON): (line, failed) for emit."""
     for card in cards:
         series.add(card)
         yield "", bool(card.errors)

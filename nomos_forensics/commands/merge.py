@@ -11,7 +11,7 @@ from ..clikit import format_option
 from ..errors import ExitCode
 from ..render import Format
 from ..scan import read_shards
-from .scan import _emit, finish
+from .scan import emit, finish
 
 
 @click.command()
@@ -23,7 +23,7 @@ def merge(shards: tuple[str, ...], fmt: Format) -> int:
     merged = read_shards(list(shards))  # checks every file whole before a line is printed
     out = sys.stdout
     lines = ((line, False) for line in merged.lines()) if fmt in (Format.JSONL, Format.JSON) else ()
-    code = _emit(lines, fmt, out, merged.total)
+    code = emit(lines, fmt, out, merged.total)
     if code == ExitCode.OK and merged.failed:
         code = ExitCode.FINDINGS
     return finish(merged.summary, fmt, out, code)

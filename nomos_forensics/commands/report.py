@@ -10,11 +10,13 @@ import tempfile
 import click
 
 from ..clikit import MAX_COUNT, App, connection_options, pass_app, rule_options, since_option
-from ..errors import ConfigError, ConnectionLost, ExitCode
+from ..errors import ConfigError, ExitCode
+from ..render import Format
 from ..report import DEFAULT_LISTED, DEFAULT_TRANSCRIPTS, ReportSummary, report_page
-from ..scan import ScanFilters, ScanJob, card_results, count_sessions, parallel_scan, settle_memory, stream_sessions
-from .review import require_compatible
-from .scan import Progress
+from ..scan import ScanFilters, card_results, count_sessions, parallel_scan, settle_memory, stream_sessions
+from .scan import emit, open_ruleset, scan_job
+
+NOT_WRITTEN = "; no report written"
 
 
 @click.command()
@@ -48,24 +50,17 @@ def report(app: App, since, until, status, model, jobs: int, transcripts: int, l
         "ignore": ", ".join(selection.ignore) or None,
     }
     with db.connect("scanning sessions") as conn:
-        schema = app.schema(conn)
-        require_compatible(schema)
-        ruleset = selection.build(schema)
-        for skipped in ruleset.skipped:
-            click.echo(f"nomos-forensics: note: {skipped['rule']} skipped: {skipped['reason']}", err=True)
+        schema, ruleset = open_ruleset(app, conn, selection)
         total = count_sessions(db, conn, filters)
         if jobs == 1:
             settle_memory()
             cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
-            code = _drain(((None, failed) for _, failed in card_results(cards, summary, selection.fail_on)), total)
+            results = (("", failed) for _, failed in card_results(cards, summary, selection.fail_on))
+            code = emit(results, Format.TABLE, sys.stdout, total, interrupted=NOT_WRITTEN)
     if jobs > 1:
         db.dispose()  # no connection may cross the fork
-        job = ScanJob(
-            settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
-            config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore),
-            fail_on=selection.fail_on, summary_factory=factory, lines=False,
-        )
-        code = _drain(parallel_scan(job, jobs, summary), total)
+        job = scan_job(db, filters, selection, summary_factory=factory, lines=False)
+        code = emit(parallel_scan(job, jobs, summary), Format.TABLE, sys.stdout, total, interrupted=NOT_WRITTEN)
     if code == ExitCode.INTERRUPTED:
         return int(code)
     with db.connect("reading the worst sessions' tool outputs") as conn:
@@ -76,26 +71,6 @@ def report(app: App, since, until, status, model, jobs: int, transcripts: int, l
                    f"{summary.sessions} sessions, {min(transcripts, len(summary.transcript_map()))} transcripts)",
                    err=True)
     return int(code)
-
-
-def _drain(results, total: int) -> ExitCode:
-    """Run the pass to its end, with the progress bar; an interrupt ends it without a file."""
-    progress = Progress(total, enabled=sys.stderr.isatty())
-    done, failed_any = 0, False
-    try:
-        for _, failed in results:
-            done += 1
-            failed_any = failed_any or failed
-            progress.step()
-    except ConnectionLost as error:
-        progress.close()
-        raise ConnectionLost(f"{error.message}; {done} of {total} sessions were done") from None
-    except KeyboardInterrupt:
-        progress.close()
-        click.echo(f"nomos-forensics: interrupted after {done} of {total} sessions; no report written", err=True)
-        return ExitCode.INTERRUPTED
-    progress.close()
-    return ExitCode.FINDINGS if failed_any else ExitCode.OK
 
 
 def _write(output: str, html: str) -> None:

@@ -149,11 +149,7 @@ def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format,
         raise click.UsageError("--format csv is for a series: add --by")
     card_fmt = Format.TABLE if series is not None else fmt  # a series prints no cards
     with db.connect("scanning sessions") as conn:
-        schema = app.schema(conn)
-        require_compatible(schema)
-        ruleset = selection.build(schema)
-        for skipped in ruleset.skipped:
-            click.echo(f"nomos-forensics: note: {skipped['rule']} skipped: {skipped['reason']}", err=True)
+        schema, ruleset = open_ruleset(app, conn, selection)
         total = count_sessions(db, conn, filters)
         if series is not None:
             series.rules = [active.rule.name for active in ruleset.active]
@@ -171,17 +167,13 @@ def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format,
             cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
             results = card_results(cards, summary, selection.fail_on)
             lines = (("" if series is not None else card_json(card, indent=None), failed) for card, failed in results)
-            code = _emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
+            code = emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
     if jobs > 1:
         db.dispose()  # no connection may cross the fork
-        job = ScanJob(
-            settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
-            config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore),
-            fail_on=selection.fail_on, series=series,
-        )
+        job = scan_job(db, filters, selection, series=series)
         summary = Summary(series=series)
         lines = parallel_scan(job, jobs, summary)
-        code = _emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
+        code = emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
     if series is not None:
         if code != ExitCode.INTERRUPTED:
             print_series(series, fmt, out)
@@ -298,9 +290,29 @@ def _isatty(out) -> bool:
         return False
 
 
-def _emit(lines, fmt: Format, out, total: int) -> ExitCode:
-    """Write card lines as they come (jsonl/json), drive the progress bar, map faults to exits.
-    Every line received is written whole before this returns or raises."""
+def open_ruleset(app: App, conn, selection) -> tuple:
+    """The schema (checked usable) and the rule set for a pass; each skipped rule noted on stderr."""
+    schema = app.schema(conn)
+    require_compatible(schema)
+    ruleset = selection.build(schema)
+    for skipped in ruleset.skipped:
+        click.echo(f"nomos-forensics: note: {skipped['rule']} skipped: {skipped['reason']}", err=True)
+    return schema, ruleset
+
+
+def scan_job(db, filters: ScanFilters, selection, **fields) -> ScanJob:
+    """What each `--jobs` worker needs to redo the pass on its partition (`fields`: ScanJob's extras)."""
+    fields.setdefault("fail_on", selection.fail_on)
+    return ScanJob(
+        settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
+        config=selection.config, select=tuple(selection.select), ignore=tuple(selection.ignore), **fields,
+    )
+
+
+def emit(lines, fmt: Format, out, total: int, interrupted: str = "") -> ExitCode:
+    """Write card lines as they come (jsonl/json; other formats drain them), drive the progress
+    bar, map faults to exits. Every line received is written whole before this returns or raises.
+    `interrupted` is added to the interrupt note (what the command will not do now)."""
     progress = Progress(total, enabled=sys.stderr.isatty())
     done, failed_any = 0, False
     writer = BatchedWriter(out, progress if progress.enabled and _isatty(out) else None)
@@ -321,7 +333,7 @@ def _emit(lines, fmt: Format, out, total: int) -> ExitCode:
     except KeyboardInterrupt:
         progress.close()
         writer.close()
-        click.echo(f"nomos-forensics: interrupted after {done} of {total} sessions", err=True)
+        click.echo(f"nomos-forensics: interrupted after {done} of {total} sessions{interrupted}", err=True)
         return ExitCode.INTERRUPTED
     finally:
         writer.close()
