@@ -181,6 +181,9 @@ def normalise_dsn(raw: str) -> str:
     return raw
 
 
+MEMOIZE_SINCE = 140000  # server_version_num of PostgreSQL 14, which added enable_memoize
+
+
 class Database:
     """A read-only SQLAlchemy engine over psycopg 3 with error mapping and named queries."""
 
@@ -193,6 +196,14 @@ class Database:
             raw = psycopg.connect(conninfo, connect_timeout=connect_timeout)
             raw.read_only = True  # every BEGIN is BEGIN READ ONLY, whatever the session defaults say
             lenient_loaders(raw)
+            if raw.info.server_version >= MEMOIZE_SINCE:
+                # The message queries detoast each value once in a LATERAL subquery (see
+                # _message_source.sql). PostgreSQL 14+ may put a Memoize node over it, keyed by
+                # the content itself: every lookup detoasts and hashes the value, and misses
+                # compute it again. On the bench database that read 7.7x the floor's blocks and
+                # tripled the server's CPU. Our queries are single passes; Memoize never pays.
+                raw.execute("SET enable_memoize = off")
+                raw.commit()
             return raw
 
         self._connect = connect
