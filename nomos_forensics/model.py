@@ -47,7 +47,9 @@ class UnreadableJSON:
 def lenient_json_loads(data: str | bytes) -> Any:
     """json.loads for the driver: a value too deeply nested becomes an UnreadableJSON."""
     try:
-        return json.loads(data)
+        # psycopg hands over bytes; decoding them here skips json's per-call encoding sniffing
+        # (the server sends UTF-8; 'surrogatepass' is what json.loads itself would use)
+        return json.loads(data.decode("utf-8", "surrogatepass") if type(data) is bytes else data)
     except RecursionError:
         return UnreadableJSON("nested too deeply to read")
 

@@ -42,6 +42,8 @@ class BlockedAction(Rule):
 
     def check(self, session: Session, ctx) -> Iterator[Finding]:
         rows = [r for r in session.extras.get("audit_log") or [] if isinstance(r, Mapping)]
+        if not any(_lower(row.get("outcome")) in STOPPED for row in rows):
+            return  # most sessions: nothing was stopped, so no row needs its key
         keyed = [(row, _key(row)) for row in rows]
         groups: dict[tuple, list[Mapping[str, Any]]] = {}
         for row, key in keyed:

@@ -162,7 +162,7 @@ _NO_CAPABILITY: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
 
 
 def _no_capability(plain: str) -> bool:
-    return any(any(g in plain for g in gate) and pattern.search(plain) for gate, pattern in _NO_CAPABILITY)
+    return any(any(map(plain.__contains__, gate)) and pattern.search(plain) for gate, pattern in _NO_CAPABILITY)
 _OTHER_LANGUAGES = re.compile(
     # Spanish, Portuguese, French, Italian: "can't" followed by anything but a finding verb
     r"\bno\s+(?:puedo|podemos|soy\s+capaz\s+de|estoy\s+en\s+condiciones\s+de|me\s+es\s+posible)\s+(?!encontrar|ver|confirmar|garantizar|decir|creer|esperar|asegurar|recomendar)"
@@ -212,7 +212,7 @@ _TOKEN = re.compile(r"[a-z'-]+")
 
 
 def _english_cue(lower: str) -> bool:
-    return any(p in lower for p in _CUE_PARTS) or not _CUE_WORDS.isdisjoint(_TOKEN.findall(lower))
+    return any(map(lower.__contains__, _CUE_PARTS)) or not _CUE_WORDS.isdisjoint(_TOKEN.findall(lower))
 
 
 OTHER_CUE = (
@@ -360,7 +360,7 @@ class CantRun(Rule):
         for message in session.messages:
             if message.role != "assistant" or not message.has_text:
                 continue
-            if message.tool_calls and not any(w in message.text.lower() for w in _MISSING_WORDS):
+            if message.tool_calls and not any(map(message.text.lower().__contains__, _MISSING_WORDS)):
                 continue  # it acted, and names nothing missing
             if not _worth_reading(message.text):
                 continue

@@ -141,7 +141,7 @@ _TOKEN = re.compile(r"[a-z'-]+")
 
 
 def _english_cue(lower: str) -> bool:
-    return any(p in lower for p in _CUE_PARTS) or not _CUE_WORDS.isdisjoint(_TOKEN.findall(lower))
+    return any(map(lower.__contains__, _CUE_PARTS)) or not _CUE_WORDS.isdisjoint(_TOKEN.findall(lower))
 
 
 OTHER_CUE = r"\bno (?:tengo|dispongo|tenemos|cuento)|\bn[ãa]o\b|\bje\b|\bich\b|\bnon\b|\bnie\b"

@@ -38,7 +38,7 @@ _POLICY_WORDS = tuple(dict.fromkeys(lexicon.words(_LEXICON["words"]["policy"])))
 
 
 def _names_a_rule(lower: str) -> bool:
-    return any(word in lower for word in _POLICY_WORDS)
+    return any(map(lower.__contains__, _POLICY_WORDS))
 
 _NOT = re.compile("|".join(lexicon.pattern(_TABLE, key, _MACROS) for key in ("not_gated", "not_finding", "not_conditional")))
 # what the agent declined to do, for the fix: the words after the decline (English)

@@ -40,9 +40,15 @@ class RetiredTool(Rule):
         if not retired:
             return
         calls: dict[str, list] = {name: [] for name in retired}
+        known = self.__dict__.setdefault("_known", {})  # called name -> retired name or None (few distinct)
         for message in session.messages:
             for call in message.tool_calls:
-                name = _retired_name(call.name, retired)
+                called = call.name
+                name = known.get(called, _UNSEEN)
+                if name is _UNSEEN:
+                    if len(known) >= _KNOWN_MAX:
+                        known.clear()
+                    name = known[called] = _retired_name(called, retired)
                 if name:
                     calls[name].append((message, f"{message.role} called {call.name}{_args(call.arguments)}"))
         # a stored result without its call (calls lost in an odd content shape) still counts
@@ -77,6 +83,10 @@ class RetiredTool(Rule):
                 f"retired tool {name}: {' and '.join(parts)}{where}; mutations go through run",
                 [*found[:10], *rows[:10]],
             )
+
+
+_UNSEEN = object()
+_KNOWN_MAX = 4096  # distinct tool names remembered per rule instance (a database has a few dozen)
 
 
 def _retired_name(called: str | None, retired: list[str]) -> str | None:

@@ -106,6 +106,14 @@ def near_repeat(a: list[str], b: list[str]) -> bool:
         return False
     if max(len(a), len(b)) > MAX_TOKENS:
         return a == b
+    # Cheap upper bounds of quick_ratio first (most pairs are different requests): only tokens
+    # of a kind the other side has can match, so 2*min(those in a, those in b)/(len a + len b)
+    # bounds it, and the length bound is difflib's own real_quick_ratio.
+    total = len(a) + len(b)  # computed as difflib does (2.0 * matches / total), so no float can disagree
+    if 2.0 * min(len(a), len(b)) / total < SIMILAR:
+        return False
+    if 2.0 * min(sum(map(frozenset(b).__contains__, a)), sum(map(frozenset(a).__contains__, b))) / total < SIMILAR:
+        return False
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     # quick_ratio bounds ratio from above and costs a fraction of it
     if matcher.quick_ratio() < SIMILAR or matcher.ratio() < SIMILAR:
