@@ -6,6 +6,7 @@
     .venv/bin/python bench/eval_real.py --dsn ... --by-family     # + one table per kind of source
     .venv/bin/python bench/eval_real.py --dsn ... --json bench/out/real_before.jsonl   # per-session results, to diff
     .venv/bin/python bench/eval_real.py --dsn ... --split heldout # only the held-out sessions (never tuned on)
+    .venv/bin/python bench/eval_real.py --dsn ... --split heldout2 # the second held-out set (labelled blind, later)
 
 Builds the corpus database from the mapped sessions (bench/real_corpus.py build), runs
 `nomos-forensics scan --format jsonl` on it through the CLI, and compares every card with the
@@ -41,7 +42,7 @@ COUNT_RULES = {"tool-fanout": "fanout_turns", "oversized-message": "oversized"}
 DERIVED_RULES = {"error-card": "error_cards"}
 ERROR_CAUSES = ("quota", "rate_limit", "context_length", "auth", "config", "provider", "timeout", "tool", "unknown")
 OUTCOMES = ("achieved", "partial", "failed", "unknown")
-SPLITS = ("all", "tuned", "heldout")  # a manifest line without `split` is in the tuned set
+SPLITS = ("all", "tuned", "heldout", "heldout2")  # a manifest line without `split` is in the tuned set
 
 
 def in_split(labels: dict[str, dict[str, Any]], manifest: list[dict[str, Any]], split: str) -> dict[str, dict[str, Any]]:
@@ -240,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="PATH",
                         help="also write every labelled session's expected and reported values (one JSON object a line)")
     parser.add_argument("--split", choices=SPLITS, default="all",
-                        help="which labelled sessions to score: the tuned set, the held-out set, or all (default)")
+                        help="which labelled sessions to score: the tuned set, a held-out set (heldout, heldout2), or all (default)")
     parser.add_argument("--by-family", action="store_true",
                         help="also one table per kind of source (interactive aider, unattended aider, agent runs)")
     args = parser.parse_args(argv)

@@ -202,11 +202,13 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
        the code ("X is a float, so we can't use it directly") or go on to do it ("no local
        knowledge on that, so I'll fetch it").
     10. failed: the final words wait for the user to supply something ("I'll wait for you to
-        share the files"), the last turn did no work and nothing is left to do.
+        share the files", "please share the relevant files", "could you please clarify: …"), the
+        last turn did no work and nothing is left to do.
     11. partial: the final words admit the result is unverified or incomplete ("the test has
         issues but ...", "beyond what I can easily test", "it should fix the issue, but it
         doesn't"), or the last turn's replies admit it twice or more, anywhere ("I can't run it
-        without numpy/pandas", ..., "Actually, I can't run it without numpy/pandas").
+        without numpy/pandas", ..., "Actually, I can't run it without numpy/pandas"; "we haven't
+        actually reproduced the original error", ..., "I need to give up on reproducing it").
     12. partial: any other record finding of severity friction or blocker (finished, but an
         approval was left pending, a plan step skipped, a block worked around).
     13. achieved: the final words say nothing is left to do, and the last turn did no work.

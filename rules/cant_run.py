@@ -336,12 +336,16 @@ class CantRun(Rule):
     account", "I cannot assist with removing it", "you need to run these manually since they
     require sudo", "no puedo ejecutar", "ich habe keinen Zugriff", "saya tidak dapat mengakses",
     "我无法执行"); in a message that goes on to call a tool, only a claim that names what is
-    missing ("I can't run pylint because it's not installed", "I can't test it without numpy").
+    missing ("I can't run pylint because it's not installed", "I can't test it without numpy"):
+    an agent's thought that calls a tool and says only "since we can't do that" is not flagged
+    (such statements are nearly always about the code).
     Not: a refusal by policy (the claim or the next sentence cites a policy, rule or terms:
     policy-refusal's, "I can't cancel it because the policy does not allow it"); a product
     constraint stated about the thing ("basic fares cannot be changed"); the agent waiting on
     the user's files ("I have no access to your code until you share it", "you haven't added
-    any files I can edit yet"); statements about code ("the angle is a float, so we can't use it
+    any files I can edit yet", "we would need access to these files: …"); a capability note
+    followed by the work, from what the user shared ("I don't have direct access to your
+    filesystem, but based on the file summaries you shared, here are the files"); statements about code ("the angle is a float, so we can't use it
     directly"); the client's edit format ("I can only give SEARCH/REPLACE blocks"); the task's
     scope ("beyond the scope of what's asked"); a claim gated on approval ("I can't run it
     until you confirm"), conditional, a question, about parallelism, about a third party

@@ -13,6 +13,7 @@ REPORTED = tuple(cause for cause in CAUSES if cause != "empty")  # "empty" is em
 CAUSE_NAMES: dict[str, str] = dict(_LEXICON["names"])
 _PATTERNS = {cause: re.compile(lexicon.pattern(_LEXICON["patterns"], cause), re.I) for cause in CAUSES}
 _BOILERPLATE = re.compile(lexicon.pattern(_LEXICON["patterns"], "boilerplate"), re.I)
+_PER_MINUTE_QUOTA = re.compile(lexicon.pattern(_LEXICON["patterns"], "per_minute_quota"), re.I)
 _FIXES: dict[str, str] = dict(_LEXICON["fixes"])
 _ROOT_CAUSES: dict[str, str] = dict(_LEXICON["root_causes"])
 
@@ -39,6 +40,8 @@ def classify(error: str) -> str:
     for text in (last, error):
         text = _BOILERPLATE.sub(" ", text)
         for cause in REPORTED:
+            if cause == "quota" and _PER_MINUTE_QUOTA.search(text):
+                return "rate_limit"
             if _PATTERNS[cause].search(text):
                 return cause
     return "unknown"
@@ -72,7 +75,8 @@ class ErrorCard(Rule):
 
     Detects: assistant messages that carry a persisted error card (`content.error`), one
     finding per cause: quota (credit or plan limit: "You've hit your limit · resets 9pm",
-    "Your credit balance is too low"), rate limit ("429", "rate_limit_error"), context length
+    "Your credit balance is too low"), rate limit ("429", "rate_limit_error", a quota per
+    second or minute: "Quota exceeded for …tokens_per_minute…"), context length
     ("has hit a token limit!", "prompt is too long"), authentication (missing or wrong API key),
     model configuration (unknown model name, "No endpoints found", provider not set), timeout,
     provider error (5xx, connection, SSL), tool crash, unknown. A card from a retrying client

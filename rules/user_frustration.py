@@ -51,6 +51,7 @@ _POLITE_NO = re.compile(lexicon.pattern(_PHRASES, "polite_no", _MACROS))
 _AFFIRMATION = re.compile(lexicon.pattern(_PHRASES, "affirmation", _MACROS))
 _CONFIRMATION_REQUEST = re.compile(lexicon.pattern(_PHRASES, "confirmation_request", _MACROS))
 _COMMAND_LINE = re.compile(lexicon.pattern(_PHRASES, "command_line", _MACROS))
+_CLIENT_PROMPT = re.compile(lexicon.pattern(_PHRASES, "client_prompt", _MACROS))
 
 # ---------------------------------------------------------------- repeats
 _SPACELESS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -180,7 +181,8 @@ class UserFrustration(Rule):
     Not flagged: a new request or follow-up question; the user describing their own state
     ("while I still don't have my user ID, …"); a fix request that names where to work ("fix
     the bug in login.py where…" is a task, not a complaint); a command line for the client
-    retyped after errors ("aider --model x" twice).
+    retyped after errors ("aider --model x" twice); a prompt the client re-sends itself (aider's
+    watch mode: "Find the "AI" comments below (marked with █) …").
     Root cause: the agent misunderstood or ignored the request, acted on the wrong target,
     refused something it can do, claimed success that did not hold, returned nothing, or
     asked for what the user had already said; the user spent turns steering it instead of
@@ -219,7 +221,7 @@ class UserFrustration(Rule):
                     before, before_tokens, before_question = previous
                     if near_repeat(before_tokens, tokens) and not _answers(
                         text, before_tokens, reply, before_question, asked
-                    ):
+                    ) and not _CLIENT_PROMPT.match(text):  # read only on a repeat: no cost per message
                         reason = f"repeat of message {before.id} (turn {before.turn})"
                 if reason:
                     hits.append((message, f"{reason}: \u201c{excerpt(message.text, 150)}\u201d"))

@@ -136,3 +136,26 @@ def test_each_pattern_holds_a_word_of_its_gate(key):
     for alternative in lexicon.patterns(_WORDS["patterns"], key, _MACROS):
         assert any(word in alternative for word in gate), f"{key}: no gate word in {alternative[:80]!r}"
     assert set(gate) <= {w for words in GATES.values() for w in words}
+
+
+def test_held_out_endings_that_only_ask_or_never_reproduce():
+    """Classes of the held-out split: a reply that only asks for files or for a clarification
+    did nothing (aider-monochromatic:005, :017); an agent run that says twice it never
+    reproduced the reported error submits an unverified fix (astroid-1333 rerun)."""
+    files = _session(("user", {"text": "What's this dir doing?"}),
+                     ("assistant", {"text": "You haven't shared the full contents of any files with me yet. "
+                                            "Please share the relevant files or directory structure."}), status="idle")
+    assert explain_outcome(files, [])[0] == Outcome.FAILED
+    clarify = _session(("user", {"text": "In CONVENTIONS.md, reorder the lists."}),
+                       ("assistant", {"text": "The request is a bit ambiguous. Could you please clarify:\n\n"
+                                              "1. Which lists are you referring to?"}), status="idle")
+    assert explain_outcome(clarify, [])[0] == Outcome.FAILED
+    submit = {"id": "1", "name": "bash", "arguments": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}}
+    unverified = _session(("user", {"text": "fix the missing __init__.py error"}),
+                          ("assistant", {"text": "So with our fixes, the issue might be fixed. But we haven't actually "
+                                                 "reproduced the original error.", "tool_calls": [
+                                                     {"id": "0", "name": "bash", "arguments": {"command": "ls"}}]}),
+                          ("tool", {"tool_call_id": "0", "name": "bash", "output": "a.py"}),
+                          ("assistant", {"text": "I think I need to give up on reproducing the exact issue. "
+                                                 "Let me submit.", "tool_calls": [submit]}))
+    assert explain_outcome(unverified, [])[0] == Outcome.PARTIAL

@@ -14,6 +14,7 @@ CAUSES = {
     "error-card/wrong-api-key-is-auth": "auth",
     "error-card/rate-limit-429": "rate_limit",
     "error-card/quota-exhausted-even-as-a-429": "quota",
+    "error-card/per-minute-quota-is-rate-limit": "rate_limit",
     "error-card/credit-balance-is-quota": "quota",
     "error-card/plan-limit-resets": "quota",
     "error-card/token-limit-is-context-length": "context_length",

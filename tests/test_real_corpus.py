@@ -141,19 +141,23 @@ def test_label_files_are_well_formed_and_reference_sessions():
         assert value["fanout_turns"] == int(value["max_calls_in_turn"] > real_corpus.FANOUT_CALLS)
 
 
-def test_heldout_split_is_labelled_validated_and_apart_from_the_tuned_set():
+def test_heldout_splits_are_labelled_validated_and_apart_from_the_tuned_set():
     manifest = real_corpus.load_manifest()
     sources = {s["name"]: s for s in real_corpus.load_sources()}
     for m in manifest:  # the manifest's split is the source's; the tuned set's lines carry none
         assert m.get("split", "tuned") == sources[m["source"]].get("split", "tuned")
         assert m.get("split", "tuned") in eval_real.SPLITS[1:]
     labels = eval_real.load_labels()
-    heldout = eval_real.in_split(labels, manifest, "heldout")
     tuned = eval_real.in_split(labels, manifest, "tuned")
-    heldout_keys = {m["key"] for m in manifest if m.get("split") == "heldout"}
-    assert heldout and set(heldout) == heldout_keys  # every held-out session is labelled
-    assert eval_real.check_labels(heldout, heldout_keys) == []
-    assert not set(heldout) & set(tuned) and len(heldout) + len(tuned) == len(labels)
+    counted = len(tuned)
+    for split in eval_real.SPLITS[2:]:  # heldout, heldout2
+        heldout = eval_real.in_split(labels, manifest, split)
+        heldout_keys = {m["key"] for m in manifest if m.get("split") == split}
+        assert heldout and set(heldout) == heldout_keys, split  # every held-out session is labelled
+        assert eval_real.check_labels(heldout, heldout_keys) == []
+        assert not set(heldout) & set(tuned)
+        counted += len(heldout)
+    assert counted == len(labels)
     assert eval_real.in_split(labels, manifest, "all") == labels
     # no held-out source shares a file with a tuned one (the same run must not be in both)
     files = collections.Counter((s["repo"], s["commit"], g) for s in sources.values()
