@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -206,3 +207,18 @@ def test_the_documented_array_job_pattern(tmp_path, sample_dsn):
     whole = subprocess.run([str(SCRIPT), "scan", "--dsn", sample_dsn, "--fail-on", "cosmetic", "--format", "jsonl"],
                            env=env, capture_output=True, text=True, timeout=120)
     assert (merged.returncode, merged.stdout) == (whole.returncode, whole.stdout) and whole.returncode == 1
+
+
+def test_jobs_auto_in_compare_and_report(capsys, sample_dsn, tmp_path):
+    """compare and report make scan's pass, so they take `--jobs auto` as scan does."""
+    args = ("compare", "--dsn", sample_dsn, "--at", "migration:020", "--format", "json")
+    one, auto = invoke(capsys, *args), invoke(capsys, *args, "--jobs", "auto")
+    assert (auto.code, auto.out) == (one.code, one.out) and "--jobs auto:" in auto.err
+    pages = []
+    for jobs in ("1", "auto"):
+        path = tmp_path / f"{jobs}.html"
+        r = invoke(capsys, "report", "--dsn", sample_dsn, "-o", str(path), "--jobs", jobs)
+        assert r.code in (0, 1) and ("--jobs auto:" in r.err) == (jobs == "auto"), r.err
+        pages.append(re.sub(r"Made by nomos-forensics on [^.]*\.", "", path.read_text(encoding="utf-8")))
+    assert pages[0] == pages[1]
+    assert invoke(capsys, "report", "--dsn", sample_dsn, "--jobs", "some").code == 2

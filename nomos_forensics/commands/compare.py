@@ -26,7 +26,7 @@ from ..errors import ConfigError, ExitCode, ForensicsError
 from ..render import Format, table, to_json
 from ..scan import ScanFilters, Summary, count_sessions, parallel_scan, settle_memory, stream_sessions
 from ..trends import Series
-from .scan import emit, open_ruleset, scan_job
+from .scan import emit, jobs_option, open_ruleset, resolve_jobs, scan_job
 
 _MIGRATION = re.compile(r"^\s*migration:(\d{1,9})\s*$", re.I)
 
@@ -76,15 +76,14 @@ def migration_applied_at(app: App, conn, schema, version: int) -> datetime:
 @click.option("--limit", type=click.IntRange(min=1, max=MAX_COUNT), default=None, help="Only the newest N matching sessions.")
 @click.option("--status", default=None, help="Only sessions with this status.")
 @click.option("--model", default=None, help="Only sessions of this model.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
-              help="Worker processes, each scanning a hash partition of the sessions on its own connection.")
+@jobs_option()
 @click.option("--min-sessions", type=click.IntRange(min=1, max=MAX_COUNT), default=DEFAULT_MIN_SESSIONS,
               show_default=True, help="Fewer sessions than this in either period: 'too few sessions'.")
 @click.option("--fail-on-regression", "gate", default=None, is_flag=False, flag_value="*", metavar="[RULE,…]",
               help="Exit 1 when a signature (all, or these rules) regressed significantly.")
 @format_option(Format.TABLE, Format.MARKDOWN, Format.JSON, default=Format.TABLE)
 @pass_app
-def compare_command(app: App, at, before, after, since, until, limit, status, model, jobs: int,
+def compare_command(app: App, at, before, after, since, until, limit, status, model, jobs,
                     min_sessions: int, gate, fmt: Format, selection) -> int:
     """Compare every signature's rate before and after a release, adjusted for the model mix."""
     if (at is None) == (before is None and after is None) or (before is None) != (after is None):
@@ -115,6 +114,7 @@ def compare_command(app: App, at, before, after, since, until, limit, status, mo
         series = Series(periods, rules=[active.rule.name for active in ruleset.active])
         gated = _resolve(rules_gated, ruleset)
         total = count_sessions(db, conn, filters)
+        jobs = resolve_jobs(db, conn, jobs)
         if jobs == 1:
             settle_memory()
             cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)

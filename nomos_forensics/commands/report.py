@@ -14,7 +14,7 @@ from ..errors import ConfigError, ExitCode
 from ..render import Format
 from ..report import DEFAULT_LISTED, DEFAULT_TRANSCRIPTS, ReportSummary, report_page
 from ..scan import ScanFilters, card_results, count_sessions, parallel_scan, settle_memory, stream_sessions
-from .scan import emit, open_ruleset, scan_job
+from .scan import emit, jobs_option, open_ruleset, resolve_jobs, scan_job
 
 NOT_WRITTEN = "; no report written"
 
@@ -26,8 +26,7 @@ NOT_WRITTEN = "; no report written"
 @since_option("--until", help="Only sessions created before DATE or span ago.")
 @click.option("--status", default=None, help="Only sessions with this status.")
 @click.option("--model", default=None, help="Only sessions of this model.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
-              help="Worker processes, each scanning a hash partition of the sessions on its own connection.")
+@jobs_option()
 @click.option("--transcripts", type=click.IntRange(min=0, max=MAX_COUNT), default=DEFAULT_TRANSCRIPTS,
               show_default=True, metavar="N", help="Carry the transcripts of the N worst sessions.")
 @click.option("--sessions", "listed", type=click.IntRange(min=0, max=MAX_COUNT), default=DEFAULT_LISTED,
@@ -36,7 +35,7 @@ NOT_WRITTEN = "; no report written"
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="report.html",
               show_default=True, help="Where to write the HTML file ('-' for stdout).")
 @pass_app
-def report(app: App, since, until, status, model, jobs: int, transcripts: int, listed: int, output: str,
+def report(app: App, since, until, status, model, jobs, transcripts: int, listed: int, output: str,
            selection) -> int:
     """Write one self-contained HTML report: signature rates over time and by model, tools,
     sizes, the worst sessions and their annotated transcripts. Made in scan's single pass."""
@@ -52,6 +51,7 @@ def report(app: App, since, until, status, model, jobs: int, transcripts: int, l
     with db.connect("scanning sessions") as conn:
         schema, ruleset = open_ruleset(app, conn, selection)
         total = count_sessions(db, conn, filters)
+        jobs = resolve_jobs(db, conn, jobs)
         if jobs == 1:
             settle_memory()
             cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)

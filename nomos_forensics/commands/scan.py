@@ -57,6 +57,24 @@ class JobsType(click.ParamType):
         return number
 
 
+def jobs_option():
+    """--jobs N|auto, the same for every command that makes the scan's pass (scan, compare, report)."""
+    return click.option(
+        "--jobs", "-j", type=JobsType(), default="1", show_default=True,
+        help="Worker processes, each scanning a hash partition of the sessions on its own connection; "
+             "`auto`: from the cores and the server's free connections.",
+    )
+
+
+def resolve_jobs(db, conn, jobs) -> int:
+    """The worker count: `auto` worked out from the cores and the server, with a note on stderr."""
+    if jobs != "auto":
+        return jobs
+    jobs, why = auto_jobs(db, conn)
+    click.echo(f"nomos-forensics: note: --jobs auto: {jobs} worker{'s' if jobs > 1 else ''} ({why})", err=True)
+    return jobs
+
+
 def _shard_option(_ctx, _param, value):
     try:
         return parse_shard(value)
@@ -122,9 +140,7 @@ class Progress:
 @click.option("--limit", type=click.IntRange(min=1, max=MAX_COUNT), default=None, help="Only the newest N matching sessions.")
 @click.option("--status", default=None, help="Only sessions with this status.")
 @click.option("--model", default=None, help="Only sessions of this model.")
-@click.option("--jobs", "-j", type=JobsType(), default="1", show_default=True,
-              help="Worker processes, each scanning a hash partition of the sessions on its own connection; "
-                   "`auto`: from the cores and the server's free connections.")
+@jobs_option()
 @click.option("--shard", metavar="K/N", default=None, callback=_shard_option,
               help="Scan only hash partition K (0-based) of N and write a shard file (JSONL cards and a "
                    "trailer line) for `nomos-forensics merge`.")
@@ -158,9 +174,7 @@ def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format,
             whole = ScanFilters(**{**filters.__dict__, "partition": 0, "partitions": 1})
             settings = scan_settings(ruleset, selection.config, filters, selection.fail_on)
             recorder = ShardRecorder(shard, settings, count_sessions(db, conn, whole))
-        if jobs == "auto":
-            jobs, why = auto_jobs(db, conn)
-            click.echo(f"nomos-forensics: note: --jobs auto: {jobs} worker{'s' if jobs > 1 else ''} ({why})", err=True)
+        jobs = resolve_jobs(db, conn, jobs)
         if jobs == 1:
             settle_memory()
             summary = Summary(series=series)
