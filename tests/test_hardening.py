@@ -542,3 +542,27 @@ def test_plugin_module_from_the_working_directory(capsys, sample_dsn, tmp_path, 
     r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, "-p", "my_rules_pkg.cwd_rule", "--format", "json")
     assert r.code == 0 and "failed to load" not in r.err, r.err
     assert "cwd-module" in {f["rule"] for f in json.loads(r.out)["findings"]}
+
+
+def test_a_deep_audit_row_costs_only_that_row_in_a_scan(capsys, make_db):
+    """A scan reads each session's lifecycle rows as one JSON array; an array Python cannot
+    decode whole (one row nested too deeply) is read again row by row, so the other rows still
+    count and the card is the one `review` gives."""
+    dsn = make_db(sample=True)
+    sid = insert_case(dsn, {
+        "name": "deep-audit", "messages": [{"user": "wipe lxc/105"}, {"assistant": "It was blocked."}],
+        "audit_log": [{"action": "run", "target": "lxc/105", "risk_class": "destructive", "outcome": "blocked",
+                       "detail": {"command": "rm -rf /srv"}}],
+    })
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO audit_log (session_id, actor, action, target, outcome, detail, created_at)"
+            " VALUES (%s, 'agent', 'run', 'lxc/106', 'allowed', %s::jsonb, now())",
+            (sid, '{"deep": ' + "[" * 1500 + "]" * 1500 + "}"),
+        )
+    r = invoke(capsys, "scan", "--dsn", dsn, "--format", "jsonl")
+    assert r.code in (0, 1) and "Traceback" not in r.err, r.err
+    (card,) = [json.loads(line) for line in r.out.splitlines() if json.loads(line)["session"]["id"] == sid]
+    assert "blocked-action" in {f["rule"] for f in card["findings"]}
+    review = json.loads(invoke(capsys, "review", sid, "--dsn", dsn, "--format", "json").out)
+    assert card == review

@@ -23,7 +23,7 @@ from psycopg.rows import dict_row, tuple_row
 from ..card import Card, RuleError, Stats
 from ..db import Database, load_query
 from ..engine import NEED_TABLES, RuleSet, plans_with_steps, review, session_info_from_row
-from ..model import MESSAGE_COLUMNS, Session, message_from_row, sort_messages
+from ..model import MESSAGE_COLUMNS, Session, lenient_json_loads, message_from_row, sort_messages
 from ..rule import Need
 from ..schema import SchemaReport
 
@@ -130,10 +130,8 @@ def stream_sessions(
         suffix = "" if filters.unfiltered else "_filtered"
         messages = _Stream(conn, "scan_messages" + suffix, params, columns=MESSAGE_COLUMNS)
         extras = {
-            need: _Stream(conn, query + suffix, params)
-            for need, query in (
-                (Need.AUDIT, "scan_audit"), (Need.PLANS, "scan_plan_steps"), (Need.EXECUTIONS, "scan_executions")
-            )
+            need: _Stream(conn, query + suffix, params, columns=("rows",))
+            for need, query in _EXTRAS.items()
             if need in needs and (schema is None or not schema.unmet(NEED_TABLES[need]))
         }
         keep = Need.CONTENT in needs
@@ -148,7 +146,7 @@ def stream_sessions(
                     try:
                         msgs = sort_messages(message_from_row(r, keep_content=keep) for r in messages.take(info.id))
                         session = Session(info, msgs)
-                        _attach_extras(session, extras)
+                        _attach_extras(session, extras, conn)
                         item: Any = session
                     except Exception as error:  # a session that cannot even be built still gets a card
                         item = _broken_card(info, error)
@@ -196,13 +194,44 @@ _END = object()
 READ_AHEAD = 64  # sessions built ahead of the rules; bounds memory to a few sessions' rows
 
 
-def _attach_extras(session: Session, extras: dict[Need, _Stream]) -> None:
+# the lifecycle streams of a scan (one row per session: its rows as one JSON array), and the
+# one-session query each falls back to when that array cannot be decoded whole
+_EXTRAS = {Need.AUDIT: "scan_audit", Need.PLANS: "scan_plan_steps", Need.EXECUTIONS: "scan_executions"}
+_ONE_SESSION = {Need.AUDIT: "session_audit", Need.PLANS: "session_plan_steps", Need.EXECUTIONS: "session_executions"}
+
+
+def _attach_extras(session: Session, extras: dict[Need, _Stream], conn: sa.Connection) -> None:
     if Need.AUDIT in extras:
-        session.extras["audit_log"] = [r["row"] for r in extras[Need.AUDIT].take(session.id)]
+        session.extras["audit_log"] = _session_rows(extras, Need.AUDIT, session.id, conn)
     if Need.PLANS in extras:
-        session.extras["plans"] = plans_with_steps(extras[Need.PLANS].take(session.id))
+        pairs = _session_rows(extras, Need.PLANS, session.id, conn)
+        session.extras["plans"] = plans_with_steps(
+            row if isinstance(row, Mapping) else {"plan": row[0], "step": row[1]} for row in pairs
+        )
     if Need.EXECUTIONS in extras:
-        session.extras["executions"] = [r["row"] for r in extras[Need.EXECUTIONS].take(session.id)]
+        session.extras["executions"] = _session_rows(extras, Need.EXECUTIONS, session.id, conn)
+
+
+def _session_rows(extras: dict[Need, _Stream], need: Need, session_id: str, conn: sa.Connection) -> list:
+    """The session's rows of one lifecycle stream, decoded from its JSON array in one call. An
+    array that cannot be decoded whole (a row nested too deeply for Python) is read again row by
+    row, so that only that row becomes unreadable, as `review` reads it."""
+    got = extras[need].take(session_id)
+    if not got or got[0][0] is None:
+        return []
+    rows = lenient_json_loads(got[0][0])
+    if isinstance(rows, list):
+        return rows
+    return _one_session(conn, _ONE_SESSION[need], session_id)
+
+
+def _one_session(conn: sa.Connection, name: str, session_id: str) -> list:
+    """One session's rows of a session_*.sql lifecycle query (dicts for plans, values otherwise)."""
+    compiled = sa.text(load_query(name)).compile(dialect=conn.dialect)
+    with conn.connection.dbapi_connection.cursor(row_factory=dict_row) as cursor:
+        cursor.execute(str(compiled), {"session_id": session_id})
+        rows = cursor.fetchall()
+    return [row if "row" not in row else row["row"] for row in rows]
 
 
 def _broken_card(info, error: Exception) -> Card:
