@@ -28,6 +28,7 @@ from ..rule import Need
 from ..schema import SchemaReport
 
 STREAM_BATCH = 2000
+EXTRAS_BATCH = 200  # sessions per fetch of a lifecycle stream (a row is a session's rows)
 
 
 
@@ -130,7 +131,7 @@ def stream_sessions(
         suffix = "" if filters.unfiltered else "_filtered"
         messages = _Stream(conn, "scan_messages" + suffix, params, columns=MESSAGE_COLUMNS)
         extras = {
-            need: _Stream(conn, query + suffix, params, columns=("rows",))
+            need: _Stream(conn, query + suffix, params, batch=EXTRAS_BATCH, columns=("rows",))
             for need, query in _EXTRAS.items()
             if need in needs and (schema is None or not schema.unmet(NEED_TABLES[need]))
         }
