@@ -289,6 +289,12 @@ def without_pasted_lines(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not _pasted(line))
 
 
+# A user message longer than this is read by its head and tail only (whole lines of each): a
+# 4 MB paste cost the language rule 100 ms of line tests, for prose profile() reads 1,500
+# characters of.
+OWN_PROSE_MAX, OWN_PROSE_HEAD, OWN_PROSE_TAIL = 20_000, 16_000, 4_000
+
+
 def own_prose(text: str | None) -> str:
     """What the user wrote themself in a user message: client-injected text (whole injected
     messages, <system-reminder>/<command-…>/<local-command-stdout> blocks) and pasted output
@@ -297,6 +303,9 @@ def own_prose(text: str | None) -> str:
         return ""
     if "<" in text:
         text = _INJECTED_TAG.sub(" ", text)
+    if len(text) > OWN_PROSE_MAX:  # a pasted log or file: the user's own words sit before or after it
+        head, tail = text[:OWN_PROSE_HEAD], text[-OWN_PROSE_TAIL:]
+        text = head[: head.rfind("\n") + 1 or None] + tail[tail.find("\n") + 1:]
     return without_pasted_lines(text)
 
 

@@ -120,7 +120,8 @@ class NonEnglishRefusal(Rule):
     is confidently in a different language from the user's. The user's language is that of the
     user's own prose across the conversation up to that turn: each user message's words
     (client-injected text such as a context summary after compaction, <system-reminder> or
-    <command-…> blocks, and pasted logs, stack traces and code removed) name its language, and
+    <command-…> blocks, and pasted logs, stack traces and code removed; of a message over 20,000
+    characters, only its first 16,000 and last 4,000 are read) name its language, and
     the conversation's is the one most of them are in, so a plain English "Perfect! I've
     completed all the tasks." to a user who writes Chinese is found even when the turn's only
     user text was the client's summary. A reply also passes when it is in the language of its

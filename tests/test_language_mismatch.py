@@ -32,6 +32,18 @@ def test_close_languages_told_apart_name_both():
     assert "Spanish → Portuguese" in finding.fix
 
 
+def test_a_huge_paste_is_read_by_its_head_and_tail():
+    """A 4 MB paste: the user's words before and after it count, the middle is not read (the
+    line tests cost 100 ms there), and a client block around the cut is still removed whole."""
+    log = "".join(f"2026-11-20T10:{i % 60:02d}:00Z kernel: eth0 link down, retry {i}\n" for i in range(60_000))
+    text = "¿Por qué falla el servidor otra vez?\n" + log + "Ayúdame a entenderlo, por favor.\n"
+    prose = langid.own_prose(text)
+    assert len(prose) < langid.OWN_PROSE_MAX
+    assert prose.startswith("¿Por qué falla") and prose.rstrip().endswith("por favor.")
+    reminder = "<system-reminder>" + "contexto del cliente\n" * 2_000 + "</system-reminder>\n"
+    assert "contexto" not in langid.own_prose(reminder + "Reinicia nginx, por favor.\n" + log)
+
+
 def test_own_prose_drops_client_text_and_pasted_lines():
     assert langid.own_prose("This session is being continued from a previous conversation. Summary: …") == ""
     assert langid.own_prose("[Request interrupted by user for tool use]") == ""
