@@ -230,6 +230,22 @@ def _split_reflection(block: str) -> tuple[str, str]:
     return block[:cut].strip(), block[cut:].strip()
 
 
+MARKDOWN_HEADING = re.compile(r"^#{1,3} \S", re.M)
+REPLY_MARKUP = ("```", "**", "- ", "* ", "|", "<", "1.", "2.", "3.", "4.", "5.")
+
+
+def _reply_heading(rows: list[dict[str, Any]], lines: list[str], following: tuple[str, list[str]] | None) -> bool:
+    """A model's `#### heading` inside its reply, which aider's log cannot tell from a user line:
+    one line, right after a reply that already uses markdown headings, and followed by more of
+    the reply that opens with markup (a fence, bold, a list item), not by a new answer."""
+    if len(lines) != 1 or not rows or rows[-1]["role"] != "assistant" or rows[-1]["content"].get("error"):
+        return False
+    if following is None or following[0] != "assistant":
+        return False
+    after = "\n".join(following[1]).strip()
+    return bool(MARKDOWN_HEADING.search(rows[-1]["content"].get("text") or "")) and after.startswith(REPLY_MARKUP)
+
+
 def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[str, Any]]]]:
     """An .aider.chat.history.md -> one (start, session row, message rows) per `aider chat started`."""
     starts = list(AIDER_START.finditer(text))
@@ -239,15 +255,36 @@ def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[s
         model = None
         rows: list[dict[str, Any]] = []
         after_command = False  # since the last slash command, nothing was sent to the model
-        for kind, lines in _aider_blocks(body):
+        help_prompt = False  # inside the prompt aider writes for "/help X" (its docs, logged as user lines)
+        continues_reply = False  # the next assistant block is the rest of the reply before a heading
+        blocks = list(_aider_blocks(body))
+        for n_block, (kind, lines) in enumerate(blocks):
             block = "\n".join(lines).strip()
             if not block:
                 continue
+            if kind != "user":
+                help_prompt = False
             if kind == "user":
                 if block == "<blank>":  # aider's record of an empty prompt: nothing was sent to the model
                     rows.append({"role": "user", "content": {"text": ""}})
                     continue
-                after_command = block.startswith("/")
+                following = next(((k, ls) for k, ls in blocks[n_block + 1:] if "\n".join(ls).strip()), None)
+                if not help_prompt and _reply_heading(rows, lines, following):
+                    rows[-1]["content"]["text"] += "\n\n#### " + block
+                    continues_reply = True
+                    continue
+                if help_prompt:  # the user's question stays theirs; the docs around it are the client's
+                    if block.startswith("# Question:"):
+                        after_command = False  # what the model answers next is a reply
+                        rows.append({"role": "user", "content": {"text": block.removeprefix("# Question:").strip()}})
+                    else:
+                        rows.append({"role": "system", "content": {"text": block}})
+                    continue
+                help_prompt = block.startswith("/help ")
+                after_command = block.startswith(("/", "!"))
+                if block.startswith("!"):  # aider's shell escape: the command runs, the model is not asked
+                    rows.append({"role": "system", "content": {"text": block}})
+                    continue
                 # a slash command is the client's (aider echoes what "/ask X" sends on as a line "X")
                 if CLIENT_PROMPT.search(block) or block.startswith("/"):
                     rows.append({"role": "system", "content": {"text": block}})  # a client command
@@ -272,6 +309,10 @@ def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[s
                     # the output of a client command (/map, /help, ...), or the rest of the command
                     # line (aider --message "..."): the model has not been asked anything
                     rows.append({"role": "system", "content": {"text": block}})
+                    continue
+                if continues_reply:
+                    continues_reply = False
+                    rows[-1]["content"]["text"] += "\n\n" + block
                     continue
                 reflection, block = _split_reflection(block)
                 if reflection:  # aider's own message back to the model after a failed edit

@@ -50,11 +50,16 @@ _CANNOT = (
     r"(?:'m|'re)\s+not\s+(?:allowed|permitted|equipped|set\s+up|configured)\s+to|"
     r"\s+(?:have|'ve\s+got)\s+no\s+(?:way|means|tool|ability|option)\s+(?:to|of)|\s+(?:don't|doesn't)\s+have\s+(?:a|any|the)\s+(?:way|means|tool|ability|option|capability)\s+(?:to|of))"
 )
+# "enough context to determine which repository you're working with": the user's code, not a lookup
+_USERS_CONTEXT = (
+    r"(?<=context)\s+(?:to\s+(?:determine|tell|know|understand|identify|say|see|figure|decide|pinpoint)|"
+    r"(?:about|on|of|regarding)\s+(?:your|the|this)\s+(?:repo|repository|code|codebase|project|files?|setup|app)s?)\b"
+)
 _KB = r"(?:(?:local\s+)?knowledge(?:\s+base|\s+store)?|kb|notes|memory|upsert_knowledge(?:\s+store)?|local\s+docs|stored\s+knowledge)"
 _NO_KNOWLEDGE = re.compile(
     # first-person statements share their subject: one prefix, then the alternatives
     rf"{_SUBJECT}(?:"
-    rf"{_ADVERBS}{_HAVE_NOT}{_INFO_MOD}\s+{_INFO}\b(?!\s+(?:yet|so\s+far)\b)"
+    rf"{_ADVERBS}{_HAVE_NOT}{_INFO_MOD}\s+{_INFO}\b(?!\s+(?:yet|so\s+far)\b|{_USERS_CONTEXT})"
     rf"|{_ADVERBS}\s+(?:have|'ve\s+got|have\s+got)\s+(?:limited|little|only\s+limited)\s+{_INFO}"
     rf"|\s+(?:searched|checked|looked\s+(?:in|through|at)|queried|consulted|went\s+through)\s+(?:my|the|our)\s+{_KB}\b[^.]{{0,40}}?\b(?:but|and)\s+(?:found\s+|there's\s+|there\s+was\s+|it\s+has\s+)?(?:nothing|no\b|didn't|couldn't)"
     rf"|\s+(?:couldn't|didn't|can't|wasn't\s+able\s+to)\s+find\s+(?:anything|any\s+(?:information|info|entries|entry|notes|details|data|records?|mention))\b[^.]{{0,60}}?\b(?:in|from)\s+(?:(?:my|the|our)\s+)?{_KB}"
@@ -193,7 +198,9 @@ class NoWebTool(Rule):
     when the same message calls a tool, says it will now look it up, or fills the gap itself
     ("…, so I created an entry"); not for questions or conditions; not for facts about systems
     or third parties ("the container has no internet access", "the log has no information
-    after 10:00", "I'm not aware of any errors", "the vendor has no information yet").
+    after 10:00", "I'm not aware of any errors", "the vendor has no information yet"); not for
+    missing context about the user's own code ("I don't have enough context to determine what
+    specific repository you're working with").
     Root cause: the deployment has no `http_get` / web-fetch MCP tool, so the agent cannot look things up.
     Fix: add the `http_get` (web fetch) MCP tool and tell the agent in SOUL.md to use it when local knowledge is missing.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -141,7 +142,8 @@ class NonEnglishRefusal(Rule):
     shown a language ("hi" answered in English, then Indonesian requests), or to a short
     message in the language the conversation turns out to be in ("halo there" answered in
     Indonesian); replies with too little prose to tell (code, logs, tables, lists of names, a
-    command with "See … for more info."). A Spanish user answered in Spanish is not a finding;
+    command with "See … for more info."); a user message made only of names typed as commands
+    ("sync-afi aider-afi" tells no language). A Spanish user answered in Spanish is not a finding;
     an English user answered with Chinese boilerplate is, and so is a German user answered in
     English.
     Root cause: flash-tier model degradation: the model falls back to boilerplate in another language.
@@ -274,9 +276,15 @@ class NonEnglishRefusal(Rule):
         )
 
 
+# a name with a joiner inside ("sync-afi", "run_tests", "src/app.py"): a command or a file, no prose
+_IDENTIFIER = re.compile(r"[^\W_]+(?:[-_/.][^\W_]+)+")
+
+
 def _user_language(text: str, prof: language.Profile) -> language.Detection | None:
     if not text:
         return None
+    if len(text) < 120 and all(map(_IDENTIFIER.fullmatch, text.split())):
+        return None  # only names, typed as commands ("sync-afi aider-afi" is not French)
     return language.decide(prof, text, min_units=USER_MIN_UNITS, min_score=USER_MIN_SCORE, margin=USER_MARGIN,
                   running_text=False)
 

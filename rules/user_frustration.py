@@ -160,7 +160,7 @@ class UserFrustration(Rule):
 
     Detects: user messages, after the agent has replied at least once, that (a) contain a
     correction or rebuke, in English, German, French, Spanish, Portuguese, Italian, Dutch,
-    Russian, Polish, Turkish, Indonesian, Chinese, Japanese or Korean ("no, I said…", "that's
+    Russian, Polish, Turkish, Indonesian, Czech, Chinese, Japanese or Korean ("no, I said…", "that's
     not what I asked", "I already told you", "again:", "that's wrong", "stop!", "why did you…",
     "you didn't…", "still not working", "there are still errors", "j'ai toujours cette erreur",
     "you're going in circles", "ты зациклился", "edit only X, not Y", "where did you put it?",
@@ -182,7 +182,9 @@ class UserFrustration(Rule):
     ("while I still don't have my user ID, …"); a fix request that names where to work ("fix
     the bug in login.py where…" is a task, not a complaint); a command line for the client
     retyped after errors ("aider --model x" twice); a prompt the client re-sends itself (aider's
-    watch mode: "Find the "AI" comments below (marked with █) …").
+    watch mode: "Find the "AI" comments below (marked with █) …"); a complaint worded as a plain
+    report or a bare order ("Somehow it made the SVG invisible. Fix it.", Czech "uprav to", edit
+    it): without a correction word it reads as a new request.
     Root cause: the agent misunderstood or ignored the request, acted on the wrong target,
     refused something it can do, claimed success that did not hold, returned nothing, or
     asked for what the user had already said; the user spent turns steering it instead of

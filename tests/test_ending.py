@@ -159,3 +159,18 @@ def test_held_out_endings_that_only_ask_or_never_reproduce():
                           ("assistant", {"text": "I think I need to give up on reproducing the exact issue. "
                                                  "Let me submit.", "tool_calls": [submit]}))
     assert explain_outcome(unverified, [])[0] == Outcome.PARTIAL
+
+
+def test_heldout2_replies_that_only_ask_for_files_in_other_words():
+    """heldout2 (aider-afi:000, :002, aider-jobspeak:007): the file named in backticks, "this
+    file", or a need stated after a question; nothing was applied, so nothing was done."""
+    for reply in ("Please add `schemas/pipeline_config_schema.ts` to the chat so I can make the necessary changes.",
+                  "To change the script you will need to edit `afi-audit.sh`. Please add this file to the chat "
+                  "so I can assist you further.",
+                  "Could you please share the relevant HTML, CSS, or JavaScript files that control these buttons?\n\n"
+                  "Specifically, I need to see the file(s) that define the style or color of these buttons."):
+        session = _session(("user", {"text": "make both buttons black"}), ("assistant", {"text": reply}), status="idle")
+        assert explain_outcome(session, [])[0] == Outcome.FAILED, reply
+    done = _session(("user", {"text": "make both buttons black"}),
+                    ("assistant", {"text": "I changed both buttons to black in `styles.css`."}), status="idle")
+    assert explain_outcome(done, [])[0] == Outcome.ACHIEVED

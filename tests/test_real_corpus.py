@@ -101,6 +101,49 @@ def test_aider_history_maps_to_nomos_rows():
     assert [r["role"] for r in sessions[1][2]] == ["system", "system"]  # nothing said: extract skips it
 
 
+AIDER_ARTEFACTS = """
+# aider chat started at 2026-04-22 22:40:12
+
+#### jak mám nastavit soubory
+
+### Postup
+
+1. Otevři soubor.
+
+#### 1. Upravit soubor `app.tsx`
+
+````typescript
+app.tsx
+````
+
+#### !find . -name "*.ts"
+
+> ./a.ts
+
+#### /help jak mám určit co se ukládá do repository map
+
+#### # Question: jak mám určit co se ukládá do repository map
+
+####
+
+#### # Relevant docs:
+
+#### Aider uses a concise map of your whole git repository
+
+Repository map se nastavuje takto.
+"""
+
+
+def test_aider_client_lines_and_reply_headings_are_not_user_messages():
+    # heldout2 artefacts: a model's `####` heading, aider's `!cmd` shell escape, the /help prompt
+    _start, _session, rows = next(real_corpus.map_aider(AIDER_ARTEFACTS))
+    assert [(r["role"], r["content"]["text"][:12]) for r in rows] == [
+        ("user", "jak mám nast"), ("assistant", "### Postup\n\n"), ("system", '!find . -nam'),
+        ("system", "./a.ts"), ("system", "/help jak má"), ("user", "jak mám urči"),
+        ("system", "# Relevant d"), ("system", "Aider uses a"), ("assistant", "Repository m")]
+    assert "#### 1. Upravit soubor `app.tsx`\n\n````typescript" in rows[1]["content"]["text"]
+
+
 def test_trajectory_maps_to_nomos_rows():
     session, rows = real_corpus.map_traj(json.dumps(TRAJ))
     assert session["status"] == "completed" and session["title"] == "demo__demo-1"
