@@ -203,7 +203,7 @@ class UserFrustration(Rule):
         hits: list[tuple[Message, str]] = []
         seen_assistant = False
         assistant_text: str | None = None  # the assistant's last text since the previous user message
-        previous: tuple[Message, list[str], str | None] | None = None  # last substantive user message
+        previous: tuple[Message, list[str], _Reply | None] | None = None  # last substantive user message
         for message in session.messages:
             if message.role == "assistant":
                 seen_assistant = True
@@ -215,20 +215,21 @@ class UserFrustration(Rule):
             text = normalise(message.text)
             tokens = content_tokens(text)
             is_request = substantive(text, tokens) and not _COMMAND_LINE.match(text)
-            reply = normalise(assistant_text) if assistant_text is not None else None  # once per reply
-            asked = _asks(reply)
+            reply = _Reply(assistant_text) if assistant_text is not None else None  # normalised on first need
             if seen_assistant and text:
-                reason = self._correction(text, reply, asked)
+                reason = _strong_signal(text) or _weak_signal(text, reply)
                 if reason is None and previous is not None and is_request:
-                    before, before_tokens, before_question = previous
+                    before, before_tokens, before_reply = previous
                     if near_repeat(before_tokens, tokens) and not _answers(
-                        text, before_tokens, reply, before_question, asked
+                        text, before_tokens, reply.text if reply else None,
+                        before_reply.text if before_reply and before_reply.asked else None,
+                        bool(reply and reply.asked),
                     ) and not _CLIENT_PROMPT.match(text):  # read only on a repeat: no cost per message
                         reason = f"repeat of message {before.id} (turn {before.turn})"
                 if reason:
                     hits.append((message, f"{reason}: \u201c{excerpt(message.text, 150)}\u201d"))
             if is_request:
-                previous = (message, tokens, reply if asked else None)
+                previous = (message, tokens, reply)
             assistant_text = None
         if not hits:
             return
@@ -245,29 +246,57 @@ class UserFrustration(Rule):
         """Why `text` corrects, rebukes or nudges the agent, or None (`text` and the assistant's
         `reply` before it normalised; `reply` None when there was none; `asked`: `_asks(reply)`,
         if known)."""
-        mask = _candidate_mask(text)
-        for lang, pattern in _candidates(_CORRECTIONS_GATED, mask):
-            match = pattern.search(text)
-            if match:
-                return f"correction ({lang}: \u201c{match.group(0).strip()}\u201d)"
-        for pattern in _candidates(_NUDGES_GATED, mask):
-            if pattern.search(text):
-                return "nudge (no answer, or disbelief)"
-        for pattern in _candidates(_RETRY_GATED, mask):
-            match = pattern.search(text)
-            if match and not _CONDITIONAL.search(_sentence_before(text, match.start())):
-                return f"retry request (\u201c{match.group(0).strip()}\u201d)"
-        return UserFrustration._weak_signal(text, reply, _asks(reply) if asked is None else asked)
+        return _strong_signal(text) or _weak_signal(text, None if reply is None else _Reply(None, reply, asked))
 
-    @staticmethod
-    def _weak_signal(text: str, reply: str | None, asked: bool) -> str | None:
-        """Signals that depend on what the assistant said just before."""
-        refused = reply is not None and REFUSAL.search(reply[-600:])
-        if refused and any(p.search(text) for p in _PUSHBACK):
-            return "pushback on a refusal"
-        if not asked and _LEADING_NO.match(text) and not _POLITE_NO.match(text):
-            return "correction (leading no)"
-        return None
+
+class _Reply:
+    """The assistant's last text before a user message, normalised (and asked about) only when a
+    signal needs it: most user messages are decided without reading the reply."""
+
+    __slots__ = ("_raw", "_text", "_asked")
+
+    def __init__(self, raw: str | None, text: str | None = None, asked: bool | None = None) -> None:
+        self._raw, self._text, self._asked = raw, text, asked
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = normalise(self._raw)
+        return self._text
+
+    @property
+    def asked(self) -> bool:
+        """Whether the reply ends by asking the user something."""
+        if self._asked is None:
+            self._asked = _asks(self.text)
+        return self._asked
+
+
+def _strong_signal(text: str) -> str | None:
+    """A correction, rebuke, nudge or retry request in the user's `text` (normalised) itself."""
+    mask = _candidate_mask(text)
+    for lang, pattern in _candidates(_CORRECTIONS_GATED, mask):
+        match = pattern.search(text)
+        if match:
+            return f"correction ({lang}: \u201c{match.group(0).strip()}\u201d)"
+    for pattern in _candidates(_NUDGES_GATED, mask):
+        if pattern.search(text):
+            return "nudge (no answer, or disbelief)"
+    for pattern in _candidates(_RETRY_GATED, mask):
+        match = pattern.search(text)
+        if match and not _CONDITIONAL.search(_sentence_before(text, match.start())):
+            return f"retry request (\u201c{match.group(0).strip()}\u201d)"
+    return None
+
+
+def _weak_signal(text: str, reply: _Reply | None) -> str | None:
+    """Signals that depend on what the assistant said just before (`reply`, None when it said
+    nothing): the reply is read only when the user's words already point that way."""
+    if reply is not None and any(p.search(text) for p in _PUSHBACK) and REFUSAL.search(reply.text[-600:]):
+        return "pushback on a refusal"
+    if _LEADING_NO.match(text) and not _POLITE_NO.match(text) and not (reply is not None and reply.asked):
+        return "correction (leading no)"
+    return None
 
 
 def _sentence_before(text: str, end: int) -> str:
