@@ -3,6 +3,7 @@ renderers. The entry point is the only module that imports the commands."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -12,17 +13,27 @@ from .clikit import PROG, App, Group, invoke, tolerant_output
 from .commands import COMMANDS
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyGroup(Group):
+    """The group with each command imported when it is run (or listed by --help), not before."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        where = COMMANDS.get(name)
+        if where is None:
+            return None
+        module, attr = where
+        return getattr(importlib.import_module(f".commands.{module}", __package__), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name=PROG)
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Find out why Nomos agent sessions fail, straight from the Nomos database (read-only)."""
     app = ctx.ensure_object(App)
     ctx.call_on_close(app.close)
-
-
-for _command in COMMANDS:
-    cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:
