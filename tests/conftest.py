@@ -56,3 +56,11 @@ def nomos_dsn(make_db) -> str:
 def sample_dsn(make_db) -> str:
     """A database at migration 020 loaded with the sample sessions (read-only use)."""
     return make_db(sample=True)
+
+
+@pytest.fixture(scope="session")
+def known_rates_dsn(make_db) -> str:
+    """440 sessions with known signature rates before and after 2026-06-01 (tests/known_rates.py)."""
+    from .known_rates import build_known_rates
+
+    return build_known_rates(make_db)

@@ -153,3 +153,20 @@ def test_many_pieces_of_evidence_stop_at_the_cap():
     kept = [e["id"] for e in transcript_of(card) if "id" in e]
     assert MAX_MESSAGES - 3 < len(kept) <= MAX_MESSAGES
     assert 51 in kept  # the first piece of evidence is always there
+
+
+def test_every_chart_point_has_a_listed_session(capsys, tmp_path, known_rates_dsn):
+    """440 sessions over two months, only one listed with its card: each day and signature's
+    worst still comes as a row (no card, a `review` hint), so a click on any point of the rate
+    chart lists at least one session."""
+    html, _ = _report(capsys, tmp_path, known_rates_dsn, "--sessions", "1", "--transcripts", "1")
+    data = json.loads(re.search(r'<script type="application/json" id="nf-data">(.*?)</script>', html, re.S).group(1))
+    rows = re.findall(r'<tr data-id="([^"]+)" data-rules=" ([^"]*) " [^>]*data-bucket="([^"]*)"', html)
+    listed = {(bucket, rule) for _, rules, bucket in rows for rule in rules.split()}
+    time = data["time"]
+    points = {(b, s["rule"]) for s in time["series"] for b, rate in zip(time["buckets"], s["rates"]) if rate > 0}
+    assert points and points <= listed
+    assert "(no card here: <code>review " in html
+    cards = html.count('<section class="session"')
+    assert cards < len(rows), "the extra rows carry no card section"
+    assert len(html.encode()) < 2_000_000

@@ -141,6 +141,30 @@ def test_clicking_the_chart_lists_that_days_sessions(browser, report_file):
         assert row.get_attribute("data-bucket") == bucket and f" {rule} " in row.get_attribute("data-rules")
 
 
+def test_every_point_of_the_chart_lists_sessions(browser, known_rates_dsn, tmp_path, shots):
+    """A report listing one session with its card: a click on any point of the rate chart
+    still lists that day's sessions of the signature (rows without card, with a review hint)."""
+    from nomos_forensics.cli import run
+
+    path = tmp_path / "few.html"
+    assert run(["report", "--dsn", known_rates_dsn, "-o", str(path), "--sessions", "1", "--transcripts", "1"]) in (0, 1)
+    _open(browser, path)
+    points = browser.execute_script(
+        "var t = JSON.parse(document.getElementById('nf-data').textContent).time, out = [];"
+        " for (var i = 0; i < t.x.length; i++) for (var s = 0; s < t.series.length; s++)"
+        "   if (t.series[s].rates[i] > 0) out.push([t.buckets[i], t.series[s].rule]);"
+        " return out;")
+    assert len(points) > 20
+    for bucket, rule in points:
+        browser.execute_script("nfPick({rule: arguments[0], bucket: arguments[1]})", rule, bucket)
+        shown = _visible(browser, "#table-worst tbody tr[data-id]")
+        assert shown, (bucket, rule)
+        assert all(r.get_attribute("data-bucket") == bucket and f" {rule} " in r.get_attribute("data-rules")
+                   for r in shown)
+    assert "(no card here:" in browser.find_element("id", "table-worst").text
+    browser.save_screenshot(str(shots / "report-point-without-card.png"))
+
+
 def test_opening_a_session_shows_its_highlighted_transcript(browser, report_file, shots):
     _open(browser, report_file)
     first = browser.find_element("css selector", "#table-worst tbody tr[data-id] a")

@@ -23,6 +23,9 @@ from ..sizes import DEFAULT_TRUNCATE_AT_KB
 DEFAULT_TRANSCRIPTS = 200  # sessions whose transcript the report carries
 DEFAULT_LISTED = 500  # sessions in the worst-sessions table (with their card)
 PER_RULE = 20  # the worst sessions of each signature are listed even when not among the worst
+# and the worst session of each day and signature (a row, without its card): a click on any
+# point of the rate chart lists at least one session (a week's point, up to seven)
+PER_DAY_RULE = 1
 TRUNCATE_AT = int(DEFAULT_TRUNCATE_AT_KB * 1024)  # what `sizes` assumes a tool output is cut to
 TEXT_KEEP = 1500  # characters of a user/assistant message kept in a report's transcript (head and tail)
 MAX_MESSAGES = 60  # a longer transcript keeps its first and last EDGE, then CONTEXT around each message
@@ -48,6 +51,7 @@ class ReportSummary(Summary):
     truncation: dict[str, list[int]] = field(default_factory=dict)  # tool -> [outputs cut, bytes saved]
     _listed: list = field(default_factory=list)  # (key, row, card json)
     _per_rule: dict[str, list] = field(default_factory=dict)
+    _per_day_rule: dict[tuple[str, str], list] = field(default_factory=dict)  # (day, rule) -> (key, row)
     _transcripts: list = field(default_factory=list)  # (key, messages)
 
     def add(self, card: Card) -> None:
@@ -86,6 +90,13 @@ class ReportSummary(Summary):
                 _push(self._per_rule.setdefault(rule, []), item, PER_RULE)
         if _wants(self._transcripts, key, self.transcripts):  # the messages now, their entries at the end
             _push(self._transcripts, (key, select_messages(card)), self.transcripts)
+        if day is not None:
+            row = None
+            for rule in rules:
+                heap = self._per_day_rule.setdefault((day, rule), [])
+                if _wants(heap, key, PER_DAY_RULE):
+                    row = row or session_row(card)
+                    _push(heap, (key, row), PER_DAY_RULE)
 
     def merge(self, other: Summary) -> None:
         super().merge(other)
@@ -109,6 +120,9 @@ class ReportSummary(Summary):
                 _push(self._per_rule.setdefault(rule, []), item, PER_RULE)
         for item in other._transcripts:
             _push(self._transcripts, item, self.transcripts)
+        for day_rule, items in other._per_day_rule.items():
+            for item in items:
+                _push(self._per_day_rule.setdefault(day_rule, []), item, PER_DAY_RULE)
 
     def worst_sessions(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """(row, card json) of every listed session, worst first: the overall worst, then any
@@ -118,9 +132,28 @@ class ReportSummary(Summary):
             seen.setdefault(row["id"], (key, row, card))
         return [(row, card) for _, row, card in sorted(seen.values(), key=lambda x: x[0], reverse=True)]
 
+    def bucket_sessions(self) -> list[dict[str, Any]]:
+        """Rows (no card) of each day and signature's worst session that `worst_sessions` does
+        not list, worst first: what a click on a point of the rate chart may need."""
+        listed = {row["id"] for _, row, _ in self._listed} | {
+            row["id"] for items in self._per_rule.values() for _, row, _ in items}
+        seen: dict[str, tuple] = {}
+        for items in self._per_day_rule.values():
+            for key, row in items:
+                if row["id"] not in listed:
+                    seen.setdefault(row["id"], (key, row))
+        return [row for _, row in sorted(seen.values(), key=lambda x: x[0], reverse=True)]
+
     def transcript_map(self) -> dict[str, list[dict[str, Any]]]:
         """Session id -> its messages, for the `transcripts` worst sessions."""
         return {key[2]: entries(selection) for key, selection in self._transcripts}
+
+
+def _utc_day(moment) -> str:
+    """The ISO day of a session's creation, in UTC when it has a zone ("" when unknown)."""
+    if moment is None:
+        return ""
+    return (moment.astimezone(timezone.utc) if moment.tzinfo is not None else moment).date().isoformat()
 
 
 def _when(moment) -> str | None:
@@ -151,6 +184,7 @@ def session_row(card: Card) -> dict[str, Any]:
     return {
         "id": info.id, "title": info.title or "", "severity": card.severity.label, "outcome": card.outcome,
         "model": info.model or "(unknown)", "created": info.created_at.isoformat() if info.created_at else "",
+        "day": _utc_day(info.created_at),  # the chart's day (UTC), whatever the server's time zone
         "rules": sorted({f.rule for f in card.findings}), "findings": len(card.findings),
         "messages": len(card.session.messages),
     }

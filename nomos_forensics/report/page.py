@@ -138,8 +138,8 @@ def overview(s: ReportSummary, filters: dict[str, Any]) -> dict[str, Any]:
     outcomes = [(Outcome.SYMBOL[o], o, s.outcomes[o], _pct(s.outcomes[o], s.sessions))
                 for o in (Outcome.ACHIEVED, Outcome.FAILED, Outcome.PARTIAL, Outcome.UNKNOWN)]
     worst = []
-    for row, card in s.worst_sessions():
-        day = row["created"][:10] if row["created"] else ""
+    for row, card in [*s.worst_sessions(), *((row, None) for row in s.bucket_sessions())]:
+        day = row.get("day", row["created"][:10])
         worst.append({**row, "bucket": bucket_of(day, weekly) if day else "", "card": card})
     saved = sorted(s.truncation.items(), key=lambda kv: (-kv[1][1], kv[0]))
     return {
@@ -249,7 +249,7 @@ def render_page(template: str, **context: Any) -> str:
 def report_html(s: ReportSummary, transcripts: dict[str, list[dict[str, Any]]], filters: dict[str, Any],
                 generated: str) -> str:
     view = overview(s, filters)
-    sessions = [session_view(w["card"], transcripts.get(w["id"])) for w in view["worst"]]
+    sessions = [session_view(w["card"], transcripts.get(w["id"])) for w in view["worst"] if w["card"] is not None]
     return render_page("report.html.j2", view=view, sessions=sessions, generated=generated,
                        data=Markup(script_json(chart_data(view))), single=False)
 
