@@ -66,6 +66,7 @@ def test_ranges_agree_with_the_split(capsys, sample_dsn):
     (("--at", "yesterday-ish"), "neither a date"),
     (("--at", "migration:030"), "give the date instead: --at YYYY-MM-DD"),
     (("--at", "2026-11-16", "--fail-on-regression", "no-such-rule"), "not among the rules compared"),
+    (("--at", "2026-11-16", "--fail-on", "blocker"), "compare's gate is --fail-on-regression"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, sample_dsn, args, fragment):
     r = invoke(capsys, "compare", "--dsn", sample_dsn, *args)

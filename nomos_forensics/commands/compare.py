@@ -88,6 +88,9 @@ def compare_command(app: App, at, before, after, since, until, limit, status, mo
     """Compare every signature's rate before and after a release, adjusted for the model mix."""
     if (at is None) == (before is None and after is None) or (before is None) != (after is None):
         raise click.UsageError("give --at DATE|migration:NNN, or both --before RANGE and --after RANGE")
+    if click.get_current_context().get_parameter_source("fail_on") == click.core.ParameterSource.COMMANDLINE:
+        # scan's gate on findings would be silently ignored here: say which gate compare has
+        raise click.UsageError("--fail-on gates scan's findings; compare's gate is --fail-on-regression [RULE,…]")
     before_w, after_w = _window(before, "--before"), _window(after, "--after")
     rules_gated = _gate(gate)
     db = app.db
