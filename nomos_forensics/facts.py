@@ -29,3 +29,19 @@ class SessionFacts:
             fired=frozenset(f.rule for f in card.findings),
             errored=bool(card.errors),
         )
+
+    @classmethod
+    def of_json(cls, card: dict) -> "SessionFacts":
+        """The same facts from a card as `scan --format jsonl` prints it (a shard's line)."""
+        session, stats = card.get("session") or {}, card.get("stats") or {}
+        try:
+            created = datetime.fromisoformat(session["created_at"]) if session.get("created_at") else None
+        except (TypeError, ValueError):
+            created = None
+        return cls(
+            created_at=created,
+            model=session.get("model") or UNKNOWN,
+            messages=int(stats.get("messages") or 0),
+            fired=frozenset(f["rule"] for f in card.get("findings") or ()),
+            errored=bool(card.get("errors")),
+        )

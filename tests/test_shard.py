@@ -222,3 +222,15 @@ def test_jobs_auto_in_compare_and_report(capsys, sample_dsn, tmp_path):
         pages.append(re.sub(r"Made by nomos-forensics on [^.]*\.", "", path.read_text(encoding="utf-8")))
     assert pages[0] == pages[1]
     assert invoke(capsys, "report", "--dsn", sample_dsn, "--jobs", "some").code == 2
+
+
+@pytest.mark.parametrize("by", ["week", "day,model", "month"])
+def test_merge_by_gives_the_series_of_one_scan(capsys, tmp_path, generated_dsn, by):
+    """One scan across machines, then trends without scanning again: `merge --by` of the shards
+    prints what `scan --by` prints over the same sessions, in every format, with its exit code."""
+    paths = _shards(capsys, tmp_path, generated_dsn, 3, "--fail-on", "friction", name="by" + by.replace(",", "-"))
+    for fmt in ("table", "json", "jsonl", "csv", "markdown"):
+        whole = invoke(capsys, "scan", "--dsn", generated_dsn, "--by", by, "--format", fmt, "--fail-on", "friction")
+        merged = invoke(capsys, "merge", *map(str, paths), "--by", by, "--format", fmt)
+        assert (merged.code, merged.out) == (whole.code, whole.out), fmt
+    assert invoke(capsys, "merge", *map(str, paths), "--format", "csv").code == 2  # csv needs --by

@@ -3,27 +3,46 @@ one `scan` process prints, in any of its formats, with its exit code."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
 
 from ..clikit import format_option
 from ..errors import ExitCode
+from ..facts import SessionFacts
 from ..render import Format
 from ..scan import read_shards
-from .scan import emit, finish
+from ..trends import Series, TimeBuckets
+from .scan import by_option, emit, finish, print_series
 
 
 @click.command()
 @click.argument("shards", nargs=-1, required=True, metavar="SHARD.jsonl...",
                 type=click.Path(dir_okay=False))
-@format_option(Format.TABLE, Format.JSONL, Format.JSON, Format.MARKDOWN, default=Format.TABLE)
-def merge(shards: tuple[str, ...], fmt: Format) -> int:
+@by_option("Print the series `scan --by` prints over the same sessions, from the shards' cards.")
+@format_option(Format.TABLE, Format.JSONL, Format.JSON, Format.MARKDOWN, Format.CSV, default=Format.TABLE)
+def merge(shards: tuple[str, ...], by, fmt: Format) -> int:
     """Merge the shard files of `scan --shard K/N` (every K once) into one scan's output."""
+    if fmt == Format.CSV and not by:
+        raise click.UsageError("--format csv is for a series: add --by")
     merged = read_shards(list(shards))  # checks every file whole before a line is printed
     out = sys.stdout
+    if by:
+        return _series(merged, by, fmt, out)
     lines = ((line, False) for line in merged.lines()) if fmt in (Format.JSONL, Format.JSON) else ()
     code = emit(lines, fmt, out, merged.total)
     if code == ExitCode.OK and merged.failed:
         code = ExitCode.FINDINGS
     return finish(merged.summary, fmt, out, code)
+
+
+def _series(merged, by: tuple[str, ...], fmt: Format, out) -> int:
+    """What `scan --by BY` prints over the same sessions: the series of the shards' cards (one
+    scan of many machines, then trends by day, week, month or model without scanning again)."""
+    rules = [name for _code, name, _options in merged.shards[0].trailer["scan"]["rules"]]
+    series = Series(TimeBuckets(by), rules=rules)
+    for line in merged.lines():
+        series.add_facts(SessionFacts.of_json(json.loads(line)))
+    print_series(series, fmt, out)
+    return int(ExitCode.FINDINGS if merged.failed else ExitCode.OK)

@@ -66,6 +66,12 @@ def jobs_option():
     )
 
 
+def by_option(help: str):
+    """--by day|week|month|model[,…], parsed (scan, and merge of scan's shards)."""
+    return click.option("--by", default=None, metavar="day|week|month|model[,…]",
+                        callback=lambda _c, _p, v: _parse_by(v), help=help)
+
+
 def resolve_jobs(db, conn, jobs) -> int:
     """The worker count: `auto` worked out from the cores and the server, with a note on stderr."""
     if jobs != "auto":
@@ -144,9 +150,8 @@ class Progress:
 @click.option("--shard", metavar="K/N", default=None, callback=_shard_option,
               help="Scan only hash partition K (0-based) of N and write a shard file (JSONL cards and a "
                    "trailer line) for `nomos-forensics merge`.")
-@click.option("--by", default=None, metavar="day|week|month|model[,…]", callback=lambda _c, _p, v: _parse_by(v),
-              help="Print a series instead: sessions, messages and signature rates per day, week, month "
-                   "or model, or a combination such as week,model.")
+@by_option("Print a series instead: sessions, messages and signature rates per day, week, month "
+           "or model, or a combination such as week,model.")
 @format_option(Format.TABLE, Format.JSONL, Format.JSON, Format.MARKDOWN, Format.CSV, default=Format.TABLE)
 @pass_app
 def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format, selection, by=None) -> int:
