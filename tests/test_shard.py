@@ -234,3 +234,22 @@ def test_merge_by_gives_the_series_of_one_scan(capsys, tmp_path, generated_dsn, 
         merged = invoke(capsys, "merge", *map(str, paths), "--by", by, "--format", fmt)
         assert (merged.code, merged.out) == (whole.code, whole.out), fmt
     assert invoke(capsys, "merge", *map(str, paths), "--format", "csv").code == 2  # csv needs --by
+
+
+def test_compare_from_shards_is_compare_from_the_database(capsys, tmp_path, generated_dsn):
+    """Did the release fix it, from the shard files of one scan across machines: the same
+    comparison as `compare` reading the database, with the same gate and exit code."""
+    paths = _shards(capsys, tmp_path, generated_dsn, 3, name="cmp")
+    with psycopg.connect(generated_dsn) as conn:
+        middle = conn.execute("SELECT to_timestamp(avg(extract(epoch FROM created_at))) FROM sessions").fetchone()[0]
+    at = middle.date().isoformat()
+    for args in (("--at", at, "--format", "json", "--min-sessions", "5"),
+                 ("--at", at, "--fail-on-regression", "--min-sessions", "5"),
+                 ("--before", f"..{at}", "--after", f"{at}..", "--format", "markdown")):
+        db = invoke(capsys, "compare", "--dsn", generated_dsn, *args)
+        files = invoke(capsys, "compare", *args, *map(str, paths))
+        assert (files.code, files.out) == (db.code, db.out), args
+    refused = invoke(capsys, "compare", "--at", at, "--model", "x", *map(str, paths))
+    assert refused.code == 2 and "own filters and rules" in refused.err
+    assert invoke(capsys, "compare", "--at", "migration:020", *map(str, paths)).code == 2
+    assert invoke(capsys, "compare", "--at", at, *map(str, paths[:2])).code == 3  # a shard missing

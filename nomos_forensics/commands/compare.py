@@ -3,6 +3,7 @@ after a point (a date, or when a migration was applied) or between two ranges, f
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from datetime import datetime
@@ -23,8 +24,9 @@ from ..clikit import (
 )
 from ..compare import DEFAULT_MIN_SESSIONS, TOO_FEW, Comparison, Periods, Window, compare
 from ..errors import ConfigError, ExitCode, ForensicsError
+from ..facts import SessionFacts
 from ..render import Format, table, to_json
-from ..scan import ScanFilters, Summary, count_sessions, parallel_scan, settle_memory, stream_sessions
+from ..scan import ScanFilters, Summary, count_sessions, parallel_scan, read_shards, settle_memory, stream_sessions
 from ..trends import Series
 from .scan import emit, jobs_option, open_ruleset, resolve_jobs, scan_job
 
@@ -82,52 +84,34 @@ def migration_applied_at(app: App, conn, schema, version: int) -> datetime:
 @click.option("--fail-on-regression", "gate", default=None, is_flag=False, flag_value="*", metavar="[RULE,…]",
               help="Exit 1 when a signature (all, or these rules) regressed significantly.")
 @format_option(Format.TABLE, Format.MARKDOWN, Format.JSON, default=Format.TABLE)
+@click.argument("shards", nargs=-1, type=click.Path(dir_okay=False), metavar="[SHARD.jsonl...]")
 @pass_app
 def compare_command(app: App, at, before, after, since, until, limit, status, model, jobs,
-                    min_sessions: int, gate, fmt: Format, selection) -> int:
-    """Compare every signature's rate before and after a release, adjusted for the model mix."""
+                    min_sessions: int, gate, fmt: Format, shards: tuple[str, ...], selection) -> int:
+    """Compare every signature's rate before and after a release, adjusted for the model mix
+    (from the database, or from the shard files of one `scan --shard K/N`)."""
     if (at is None) == (before is None and after is None) or (before is None) != (after is None):
         raise click.UsageError("give --at DATE|migration:NNN, or both --before RANGE and --after RANGE")
-    if click.get_current_context().get_parameter_source("fail_on") == click.core.ParameterSource.COMMANDLINE:
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("fail_on") == click.core.ParameterSource.COMMANDLINE:
         # scan's gate on findings would be silently ignored here: say which gate compare has
         raise click.UsageError("--fail-on gates scan's findings; compare's gate is --fail-on-regression [RULE,…]")
     before_w, after_w = _window(before, "--before"), _window(after, "--after")
     rules_gated = _gate(gate)
-    db = app.db
-    with db.connect("comparing sessions") as conn:
-        schema, ruleset = open_ruleset(app, conn, selection)
-        split = None
-        if at is not None:
-            migration = _MIGRATION.match(at)
-            if migration:
-                point = migration_applied_at(app, conn, schema, int(migration.group(1)))
-                split = {"at": point.isoformat(), "source": f"migration {int(migration.group(1)):03d} applied_at"}
-            else:
-                try:
-                    point = parse_since(at)
-                except click.BadParameter as error:
-                    raise click.BadParameter(error.message, param_hint="'--at'") from None
-                split = {"at": point.isoformat(), "source": "--at"}
-            before_w, after_w = Window(since, point), Window(point, until)
-        elif before_w.overlaps(after_w):
-            raise click.UsageError("--before and --after overlap")
-        periods = Periods(before_w, after_w)
-        lower, upper = periods.bounds()
-        filters = ScanFilters(since=_later(lower, since), until=_earlier(upper, until), status=status, model=model, limit=limit)
-        series = Series(periods, rules=[active.rule.name for active in ruleset.active])
-        gated = _resolve(rules_gated, ruleset)
-        total = count_sessions(db, conn, filters)
-        jobs = resolve_jobs(db, conn, jobs)
-        if jobs == 1:
-            settle_memory()
-            cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
-            code = emit(_counted(cards, series), Format.TABLE, sys.stdout, total)
-    if jobs > 1:
-        db.dispose()  # no connection may cross the fork
-        job = scan_job(db, filters, selection, fail_on=None, series=series)
-        code = emit(parallel_scan(job, jobs, Summary(series=series)), Format.TABLE, sys.stdout, total)
+    if shards:
+        given = [f"--{name.replace('_', '-')}" for name in ("limit", "status", "model", "jobs", "select", "ignore")
+                 if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: the shards were scanned with their own filters and rules")
+        if at is not None and _MIGRATION.match(at):
+            raise click.UsageError("with shard files give --at a date: when a migration was applied is in the database")
+        series, split, code, names = _from_shards(list(shards), at, before_w, after_w, since, until)
+    else:
+        series, split, code, names = _from_database(app, at, before_w, after_w, since, until, limit, status, model,
+                                                    jobs, selection, rules_gated)
     if code == ExitCode.INTERRUPTED:
         return int(code)
+    gated = _resolve(rules_gated, names)
     result = compare(series, min_sessions=min_sessions, split=split)
     if fmt == Format.JSON:
         echo(to_json(result.data))
@@ -145,6 +129,68 @@ def compare_command(app: App, at, before, after, since, until, limit, status, mo
     return int(ExitCode.FINDINGS if errors else ExitCode.OK)
 
 
+def _periods(at, before_w, after_w, since, until, applied_at=None) -> tuple[Periods, dict | None]:
+    """The two periods and, with --at, where the split comes from (`applied_at`: a migration's
+    (version, time), when --at names one)."""
+    split = None
+    if at is not None:
+        if applied_at is not None:
+            version, point = applied_at
+            split = {"at": point.isoformat(), "source": f"migration {version:03d} applied_at"}
+        else:
+            try:
+                point = parse_since(at)
+            except click.BadParameter as error:
+                raise click.BadParameter(error.message, param_hint="'--at'") from None
+            split = {"at": point.isoformat(), "source": "--at"}
+        before_w, after_w = Window(since, point), Window(point, until)
+    elif before_w.overlaps(after_w):
+        raise click.UsageError("--before and --after overlap")
+    return Periods(before_w, after_w), split
+
+
+def _from_database(app: App, at, before_w, after_w, since, until, limit, status, model, jobs, selection, gated):
+    """The series of the two periods from one pass over the database (as `scan` makes it);
+    `gated` (the --fail-on-regression rules) is checked against the rules before the pass."""
+    db = app.db
+    with db.connect("comparing sessions") as conn:
+        schema, ruleset = open_ruleset(app, conn, selection)
+        migration = _MIGRATION.match(at) if at is not None else None
+        applied = None
+        if migration:
+            version = int(migration.group(1))
+            applied = (version, migration_applied_at(app, conn, schema, version))
+        periods, split = _periods(at, before_w, after_w, since, until, applied)
+        lower, upper = periods.bounds()
+        filters = ScanFilters(since=_later(lower, since), until=_earlier(upper, until), status=status, model=model, limit=limit)
+        series = Series(periods, rules=[active.rule.name for active in ruleset.active])
+        names = [(active.rule.name, active.rule.code) for active in ruleset.active]
+        _resolve(gated, names)  # a rule that is not compared: said now, not after the pass
+        total = count_sessions(db, conn, filters)
+        jobs = resolve_jobs(db, conn, jobs)
+        if jobs == 1:
+            settle_memory()
+            cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
+            code = emit(_counted(cards, series), Format.TABLE, sys.stdout, total)
+    if jobs > 1:
+        db.dispose()  # no connection may cross the fork
+        job = scan_job(db, filters, selection, fail_on=None, series=series)
+        code = emit(parallel_scan(job, jobs, Summary(series=series)), Format.TABLE, sys.stdout, total)
+    return series, split, code, names
+
+
+def _from_shards(paths: list[str], at, before_w, after_w, since, until):
+    """The same series from the shard files of one `scan --shard K/N` (checked whole, as
+    `merge` checks them): the database is not read again."""
+    merged = read_shards(paths)
+    periods, split = _periods(at, before_w, after_w, since, until)
+    rules = merged.shards[0].trailer["scan"]["rules"]
+    series = Series(periods, rules=[name for _code, name, _options in rules])
+    for line in merged.lines():
+        series.add_facts(SessionFacts.of_json(json.loads(line)))
+    return series, split, ExitCode.OK, [(name, code) for code, name, _options in rules]
+
+
 def _counted(cards, series: Series):
     """Each card into the series only (no scan summary, no card JSON): (line, failed) for emit."""
     for card in cards:
@@ -160,11 +206,12 @@ def _earlier(a, b):
     return b if a is None else a if b is None else min(a, b)
 
 
-def _resolve(names: list[str] | None, ruleset) -> list[str] | None:
-    """Rule names for the gate: [] means all; a name or code that is not compared is an error."""
+def _resolve(names: list[str] | None, compared: list[tuple[str, str]]) -> list[str] | None:
+    """Rule names for the gate (`compared`: the (name, code) of each rule compared): [] means
+    all; a name or code that is not compared is an error."""
     if not names:
         return names
-    known = {key.lower(): a.rule.name for a in ruleset.active for key in (a.rule.name, a.rule.code)}
+    known = {key.lower(): name for name, code in compared for key in (name, code)}
     unknown = [n for n in names if n.lower() not in known]
     if unknown:
         raise ForensicsError(f"--fail-on-regression: {', '.join(unknown)} is not among the rules compared")
