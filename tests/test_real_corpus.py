@@ -159,6 +159,134 @@ def test_trajectory_maps_to_nomos_rows():
     assert rows[-1]["role"] == "assistant" and rows[-1]["content"]["error"] == "litellm.Timeout: timed out"
 
 
+CLAUDE_EXPORT = """# Claude Session Export
+
+## Session Information
+
+- **Session ID**: `0c6f1876-cf68-46c8-a047-51a88bc13001`
+- **Export Mode**: Full Conversation
+
+---
+
+## Conversation
+
+### User
+> 12/1/2025, 8:12:48 PM
+
+<command-message>catchup is running…</command-message>
+<command-name>/catchup</command-name>
+
+---
+
+### User
+> 12/1/2025, 8:12:48 PM
+
+check the backend
+
+---
+
+### Assistant
+> 12/1/2025, 8:12:52 PM
+
+[
+  {
+    "type": "thinking",
+    "thinking": "Look at the port first."
+  }
+]
+
+---
+
+### Assistant
+> 12/1/2025, 8:12:52 PM
+
+[
+  {
+    "type": "text",
+    "text": "Let me look."
+  }
+]
+
+---
+
+### Assistant
+> 12/1/2025, 8:12:53 PM
+
+[
+  {
+    "type": "tool_use",
+    "id": "toolu_1",
+    "name": "Bash",
+    "input": {
+      "command": "curl localhost:8081/health"
+    }
+  }
+]
+
+---
+
+### User
+> 12/1/2025, 8:12:55 PM
+
+[
+  {
+    "tool_use_id": "toolu_1",
+    "type": "tool_result",
+    "content": "Exit code 7",
+    "is_error": true
+  }
+]
+
+---
+
+### User
+> 12/1/2025, 8:13:01 PM
+
+[
+  {
+    "type": "text",
+    "text": "[Request interrupted by user for tool use]"
+  }
+]
+
+---
+
+### User
+> 12/1/2025, 8:13:05 PM
+
+try again
+
+---
+
+### Assistant
+> 12/1/2025, 8:13:09 PM
+
+[
+  {
+    "type": "text",
+    "text": "Credit balance is too low"
+  }
+]
+"""
+
+
+def test_claude_code_export_maps_to_nomos_rows():
+    session, rows = real_corpus.map_claude_export(CLAUDE_EXPORT)
+    assert [r["role"] for r in rows] == ["system", "user", "assistant", "tool", "system", "user", "assistant"]
+    assert session["title"] == "check the backend"
+    assert session["extra"] == {"claude_session": "0c6f1876-cf68-46c8-a047-51a88bc13001"}
+    reply = rows[2]["content"]  # thinking, text and tool_use entries are one model response
+    assert reply["text"] == "Let me look." and reply["reasoning"] == "Look at the port first."
+    assert reply["tool_calls"] == [{"id": "toolu_1", "name": "Bash", "arguments": {"command": "curl localhost:8081/health"}}]
+    assert reply["finish_reason"] == "tool_calls"
+    assert rows[3]["content"] == {"tool_call_id": "toolu_1", "name": "Bash", "output": "Exit code 7", "is_error": True}
+    assert rows[-1]["content"]["error"] == "Credit balance is too low" and rows[-1]["content"]["text"] == ""
+    stamps = [r["created_at"] for r in rows]
+    assert stamps == sorted(stamps) and stamps[0].isoformat() == "2025-12-01T20:12:48+00:00"
+    counts = real_corpus._claude_raw_counts(CLAUDE_EXPORT)
+    assert counts == {"fanout_turns": 0, "max_calls_in_turn": 1, "oversized": 0}
+
+
 def test_manifest_records_provenance():
     manifest = real_corpus.load_manifest()
     keys = [m["key"] for m in manifest]
