@@ -273,7 +273,32 @@ AIDER_ERROR = re.compile(
     r"The API provider|Retrying in \d|quota|credit balance", re.I)
 THINKING = re.compile(r"<(thinking-content-[0-9a-f]+|think|thinking|reasoning)>(.*?)</\1>\s*", re.S)
 CLIENT_PROMPT = re.compile(r"\(Y\)es/\(N\)o")  # the user answering one of aider's own questions
+CLIENT_REPROMPT = "Please answer with one of: yes, no"  # aider asking its question again
+CLIENT_ANSWER = re.compile(r"(?:y|n|yes|no|a|all|s|skip|d)\b", re.I)
 UNCLOSED_THINKING = re.compile(r"^<(thinking-content-[0-9a-f]+|think|thinking)>(.*)$", re.S)
+
+
+PY_TRACEBACK = "Traceback (most recent call last):"
+API_STATUS = re.compile(r"\b(?:error|status)(?: code)?:? [45]\d\d\b", re.I)
+PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b(?::.*)?$")
+
+
+def _traceback_error(lines: list[str], matched: list[int]) -> list[str]:
+    """The error lines of a client block: the lines AIDER_ERROR matched, unless each of them is
+    a source line quoted in a Python traceback's frames (`result = future.result(timeout=180)`),
+    where the error is the exception line that ends that traceback."""
+    regions = []  # (first frame line, exception line) of each traceback
+    for n, ln in enumerate(lines):
+        if ln.strip() == PY_TRACEBACK:
+            end = next((i for i in range(n + 1, len(lines)) if PY_EXCEPTION.match(lines[i].strip())), None)
+            if end is not None:
+                regions.append((n + 1, end))
+    inside = [next((end for first, end in regions if first <= i < end), None) for i in matched]
+    if matched and all(end is not None for end in inside):
+        return [lines[end].strip() for end in sorted(set(inside))]
+    if not matched:  # a crash of the API call itself: its exception names an HTTP error status
+        return [lines[end].strip() for _first, end in regions if API_STATUS.search(lines[end])][-1:]
+    return [lines[i] for i in matched]
 
 
 def _aider_blocks(body: str) -> Iterator[tuple[str, list[str]]]:
@@ -386,7 +411,10 @@ def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[s
                 else:
                     rows.append({"role": "user", "content": {"text": block}})
             elif kind == "client":
-                errors = [ln for ln in lines if AIDER_ERROR.search(ln)]
+                if (rows and rows[-1]["role"] == "user" and CLIENT_ANSWER.match(rows[-1]["content"]["text"])
+                        and any(ln.startswith(CLIENT_REPROMPT) for ln in lines)):
+                    rows[-1]["role"] = "system"  # a mistyped answer to aider's own yes/no question ("n/add x")
+                errors = _traceback_error(lines, [n for n, ln in enumerate(lines) if AIDER_ERROR.search(ln)])
                 if model is None:
                     model = next((m.group(1) for ln in lines if (m := AIDER_MODEL.match(ln))), None)
                 if errors and any(r["role"] == "user" for r in rows):  # the pending completion failed

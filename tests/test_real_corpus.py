@@ -144,6 +144,53 @@ def test_aider_client_lines_and_reply_headings_are_not_user_messages():
     assert "#### 1. Upravit soubor `app.tsx`\n\n````typescript" in rows[1]["content"]["text"]
 
 
+AIDER_CRASHES = """
+# aider chat started at 2026-05-02 10:00:00
+
+#### print('hello')
+
+> Traceback (most recent call last):
+> File "aider/coders/base_coder.py", line 1, in send
+> result = future.result(timeout=180)
+> File "patch.py", line 158, in _call_async
+> raise GatewayPatchError(f"Gateway error {code}: {text}")
+> patch.GatewayPatchError: Gateway error 403: {"detail":"Your tier does not have access to direct mode"}
+
+#### what can you do?
+
+I can edit files.
+
+> Add file to the chat? (Y)es/(N)o [Yes]: y
+> Traceback (most recent call last):
+> File "patch.py", line 158, in _call_async
+> patch.GatewayPatchError: Gateway error 500: Internal Server Error
+
+#### run it
+
+Here is the output.
+
+> Traceback (most recent call last):
+> File "app.py", line 3, in <module>
+> TypeError: can't multiply sequence by non-int of type 'float'
+
+#### n/add scenes/Wheel.cs
+
+> Please answer with one of: yes, no, skip, all, don't
+"""
+
+
+def test_aider_crashes_and_mistyped_answers_map_to_what_the_user_saw():
+    # heldout3: a traceback's frame line is not the error (aider-opencoder:033), a crash of the
+    # API call after a reply is the resent turn's error card (:030), a program's own traceback
+    # is not a card, a mistyped answer to aider's yes/no question is not a request (aider-cargame:006)
+    _start, _session, rows = next(real_corpus.map_aider(AIDER_CRASHES))
+    cards = [r["content"]["error"] for r in rows if r["role"] == "assistant" and r["content"].get("error")]
+    assert cards == ['patch.GatewayPatchError: Gateway error 403: {"detail":"Your tier does not have access to direct mode"}',
+                     "patch.GatewayPatchError: Gateway error 500: Internal Server Error"]
+    assert [r["content"]["text"] for r in rows if r["role"] == "user"] == ["print('hello')", "what can you do?", "run it"]
+    assert rows[-2]["role"] == "system" and rows[-2]["content"]["text"] == "n/add scenes/Wheel.cs"
+
+
 def test_trajectory_maps_to_nomos_rows():
     session, rows = real_corpus.map_traj(json.dumps(TRAJ))
     assert session["status"] == "completed" and session["title"] == "demo__demo-1"
