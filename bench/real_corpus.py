@@ -169,6 +169,99 @@ def _fill_clock(rows: list[dict[str, Any]], start: datetime) -> None:
         r["created_at"] = previous = t
 
 
+# ----------------------------------------------------------------------------- Claude Code
+CLAUDE_ENTRY = re.compile(r"^### (User|Assistant)\n> (\d{1,2}/\d{1,2}/\d{4}, \d{1,2}:\d\d:\d\d [AP]M)\n\n", re.M)
+CLAUDE_FILE_KEY = re.compile(r"(agent-[0-9a-f]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|.*?(?=\.md$))")
+CLAUDE_SESSION_ID = re.compile(r"^- \*\*Session ID\*\*: `([^`]+)`", re.M)
+# text Claude Code itself puts in the user's turn: local slash commands and their output, hook
+# output, the summary a compacted conversation restarts from, the marker of an interrupted reply
+CLAUDE_CLIENT_TEXT = ("Caveat: The messages below were generated", "<command-name>", "<command-message>",
+                      "<local-command-stdout>", "<local-command-stderr>", "Stop hook feedback:", "<session-start-hook>",
+                      "<system-reminder>", "This session is being continued from a previous conversation",
+                      "[Request interrupted by user", "Unknown slash command:")
+CLAUDE_API_ERROR = ("API Error", "Claude AI usage limit reached", "Request timed out", "Invalid API key",
+                    "Prompt is too long", "Credit balance is too low")
+
+
+def _claude_blocks(body: str) -> list[dict[str, Any]] | str:
+    """An entry's body: the API content blocks (a JSON array, as the exporter writes them) or plain text."""
+    body = body.strip()
+    if body.startswith("["):
+        try:
+            blocks = json.loads(body)
+        except ValueError:
+            return body
+        if isinstance(blocks, list) and all(isinstance(b, dict) for b in blocks):
+            return blocks
+    return body
+
+
+def _tool_output(content: Any) -> Any:
+    if isinstance(content, list):  # [{"type": "text", "text": ...}, {"type": "image", ...}]
+        return "\n".join(b.get("text") or f"[{b.get('type')}]" for b in content if isinstance(b, dict))
+    return content if content is not None else ""
+
+
+def map_claude_export(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A Claude Code session exported as markdown ("# Claude Session Export": each JSONL entry
+    under `### User` / `### Assistant` with its timestamp, the API content blocks kept as JSON)
+    -> (session row, message rows). Consecutive assistant entries are one model response (Claude
+    Code logs each content block of a response as its own entry); tool_result blocks become
+    `tool` rows named after their tool_use; text Claude Code injects becomes `system` rows."""
+    entries = list(CLAUDE_ENTRY.finditer(text))
+    rows: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+
+    def add(role: str, content: dict[str, Any], stamp: datetime) -> None:
+        rows.append({"role": role, "content": content, "created_at": stamp})
+
+    for i, match in enumerate(entries):
+        end = entries[i + 1].start() if i + 1 < len(entries) else len(text)
+        body = re.sub(r"\n---\s*$", "", text[match.end():end].rstrip())
+        stamp = datetime.strptime(match.group(2), "%m/%d/%Y, %I:%M:%S %p").replace(tzinfo=timezone.utc)
+        blocks = _claude_blocks(body)
+        if isinstance(blocks, str):
+            blocks = [{"type": "text", "text": blocks}]
+        if match.group(1) == "Assistant":
+            if rows and rows[-1]["role"] == "assistant" and not rows[-1]["content"].get("error"):
+                content = rows[-1]["content"]
+            else:
+                content = {"text": "", "tool_calls": [], "finish_reason": "stop"}
+                add("assistant", content, stamp)
+            for b in blocks:
+                if b.get("type") == "text" and (b.get("text") or "").startswith(CLAUDE_API_ERROR):
+                    if content["text"] or content["tool_calls"]:
+                        content = {"text": "", "tool_calls": [], "finish_reason": "stop"}
+                        add("assistant", content, stamp)
+                    content.update(finish_reason="error", error=b["text"])
+                elif b.get("type") == "text":
+                    content["text"] = "\n\n".join(t for t in (content["text"], b.get("text") or "") if t)
+                elif b.get("type") == "thinking":
+                    content["reasoning"] = "\n\n".join(t for t in (content.get("reasoning"), b.get("thinking")) if t)
+                elif b.get("type") == "tool_use":
+                    names[b.get("id")] = b.get("name")
+                    content["tool_calls"].append({"id": b.get("id"), "name": b.get("name"),
+                                                  "arguments": _arguments(b.get("input"))})
+                    content["finish_reason"] = "tool_calls"
+            continue
+        for b in blocks:
+            if b.get("type") == "tool_result":
+                add("tool", {"tool_call_id": b.get("tool_use_id"), "name": names.get(b.get("tool_use_id")),
+                             "output": _tool_output(b.get("content")), "is_error": bool(b.get("is_error"))}, stamp)
+            elif b.get("type") == "text":
+                said = b.get("text") or ""
+                add("system" if said.lstrip().startswith(CLAUDE_CLIENT_TEXT) else "user", {"text": said}, stamp)
+            else:  # an image the user pasted
+                add("user", {"text": f"[{b.get('type')}]"}, stamp)
+    start = rows[0]["created_at"] if rows else datetime(2026, 4, 1, tzinfo=timezone.utc)
+    _fill_clock(rows, start)
+    first = next((r["content"]["text"] for r in rows if r["role"] == "user"), "")
+    found = CLAUDE_SESSION_ID.search(text)
+    session = {"title": first.strip().split("\n")[0][:80] or None, "goal": None, "model": None, "status": None,
+               "created_at": start, "extra": {"claude_session": found.group(1) if found else None}}
+    return session, rows
+
+
 # ----------------------------------------------------------------------------- aider
 AIDER_START = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$", re.M)
 AIDER_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)")
@@ -180,7 +273,32 @@ AIDER_ERROR = re.compile(
     r"The API provider|Retrying in \d|quota|credit balance", re.I)
 THINKING = re.compile(r"<(thinking-content-[0-9a-f]+|think|thinking|reasoning)>(.*?)</\1>\s*", re.S)
 CLIENT_PROMPT = re.compile(r"\(Y\)es/\(N\)o")  # the user answering one of aider's own questions
+CLIENT_REPROMPT = "Please answer with one of: yes, no"  # aider asking its question again
+CLIENT_ANSWER = re.compile(r"(?:y|n|yes|no|a|all|s|skip|d)\b", re.I)
 UNCLOSED_THINKING = re.compile(r"^<(thinking-content-[0-9a-f]+|think|thinking)>(.*)$", re.S)
+
+
+PY_TRACEBACK = "Traceback (most recent call last):"
+API_STATUS = re.compile(r"\b(?:error|status)(?: code)?:? [45]\d\d\b", re.I)
+PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b(?::.*)?$")
+
+
+def _traceback_error(lines: list[str], matched: list[int]) -> list[str]:
+    """The error lines of a client block: the lines AIDER_ERROR matched, unless each of them is
+    a source line quoted in a Python traceback's frames (`result = future.result(timeout=180)`),
+    where the error is the exception line that ends that traceback."""
+    regions = []  # (first frame line, exception line) of each traceback
+    for n, ln in enumerate(lines):
+        if ln.strip() == PY_TRACEBACK:
+            end = next((i for i in range(n + 1, len(lines)) if PY_EXCEPTION.match(lines[i].strip())), None)
+            if end is not None:
+                regions.append((n + 1, end))
+    inside = [next((end for first, end in regions if first <= i < end), None) for i in matched]
+    if matched and all(end is not None for end in inside):
+        return [lines[end].strip() for end in sorted(set(inside))]
+    if not matched:  # a crash of the API call itself: its exception names an HTTP error status
+        return [lines[end].strip() for _first, end in regions if API_STATUS.search(lines[end])][-1:]
+    return [lines[i] for i in matched]
 
 
 def _aider_blocks(body: str) -> Iterator[tuple[str, list[str]]]:
@@ -293,7 +411,10 @@ def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[s
                 else:
                     rows.append({"role": "user", "content": {"text": block}})
             elif kind == "client":
-                errors = [ln for ln in lines if AIDER_ERROR.search(ln)]
+                if (rows and rows[-1]["role"] == "user" and CLIENT_ANSWER.match(rows[-1]["content"]["text"])
+                        and any(ln.startswith(CLIENT_REPROMPT) for ln in lines)):
+                    rows[-1]["role"] = "system"  # a mistyped answer to aider's own yes/no question ("n/add x")
+                errors = _traceback_error(lines, [n for n, ln in enumerate(lines) if AIDER_ERROR.search(ln)])
                 if model is None:
                     model = next((m.group(1) for ln in lines if (m := AIDER_MODEL.match(ln))), None)
                 if errors and any(r["role"] == "user" for r in rows):  # the pending completion failed
@@ -353,6 +474,10 @@ def extract(mirror: Path, out: Path) -> int:
                 run = path.split("/")[1]
                 key = f"{source['name']}:{run}/{Path(path).name.removesuffix('.traj.json')}"
                 session, rows = map_traj(text)
+                sessions.append((key, path, 0, session, rows))
+            elif source["format"] == "claude-code-export":
+                key = f"{source['name']}:{CLAUDE_FILE_KEY.match(Path(path).name).group(1)}"
+                session, rows = map_claude_export(text)
                 sessions.append((key, path, 0, session, rows))
             elif source["format"] == "aider-history":
                 for n, (_start, session, rows) in enumerate(map_aider(text)):
@@ -542,6 +667,25 @@ def show(key: str, full: bool, data: Path, as_digest: bool = False) -> int:
 
 
 # ----------------------------------------------------------------------------- raw counts
+def _claude_raw_counts(text: str) -> dict[str, int]:
+    """A Claude Code export counted from its entries: a turn starts at an entry with text the user
+    typed (not a tool result, not text Claude Code injects); a payload is one content block."""
+    calls = most = big = 0
+    bodies = CLAUDE_ENTRY.split(text)[1:]  # role, stamp, body, role, stamp, body ...
+    for role, body in zip(bodies[0::3], bodies[2::3]):
+        blocks = _claude_blocks(re.sub(r"\n---\s*$", "", body.rstrip()))
+        blocks = [{"type": "text", "text": blocks}] if isinstance(blocks, str) else blocks
+        for b in blocks:
+            payload = b.get("text") if b.get("type") == "text" else b.get("content", b.get("input", b.get("thinking")))
+            if len((payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)).encode()) > OVERSIZED_BYTES:
+                big += 1
+            if role == "User" and b.get("type") == "text" and not (b.get("text") or "").lstrip().startswith(CLAUDE_CLIENT_TEXT):
+                calls = 0
+            calls += b.get("type") == "tool_use"
+            most = max(most, calls)
+    return {"fanout_turns": int(most > FANOUT_CALLS), "max_calls_in_turn": most, "oversized": big}
+
+
 def raw_counts(mirror: Path) -> dict[str, dict[str, int]]:
     """tool-fanout and oversized-message expectations straight from the raw source files.
 
@@ -564,6 +708,9 @@ def raw_counts(mirror: Path) -> dict[str, dict[str, int]]:
                 big = sum(1 for m in traj["messages"]
                           if len(json.dumps(m.get("content"), ensure_ascii=False).encode()) > OVERSIZED_BYTES)
                 out[key] = {"fanout_turns": int(calls > FANOUT_CALLS), "max_calls_in_turn": calls, "oversized": big}
+            elif source["format"] == "claude-code-export":
+                key = f"{source['name']}:{CLAUDE_FILE_KEY.match(Path(path).name).group(1)}"
+                out[key] = _claude_raw_counts(text)
             else:
                 starts = list(AIDER_START.finditer(text))
                 for n, match in enumerate(starts):

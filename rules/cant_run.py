@@ -239,6 +239,7 @@ def _table(name: str, key: str) -> re.Pattern[str]:
 _MORE_CLAIMS = _table("cant_run", "claims")
 _CLAIMS_ID = _table("cant_run", "claims_id")
 _NOT_A_CLAIM = re.compile("|".join(_table("cant_run", key).pattern for key in ("waiting", "code", "format", "scope")))
+_INSTRUCTIONS = _table("cant_run", "instructions")
 _MISSING = _table("cant_run", "missing")
 _MISSING_WORDS = tuple(lexicon.words(lexicon.load("nomos_forensics_rules", "cant_run")["words"]["missing"]))
 _ACTION_WORDS = _table("cant_run", "action")
@@ -272,11 +273,15 @@ def claim_in(plain: str) -> bool:
 def _first_claim(text: str, missing_only: bool = False) -> str | None:
     """The first claim of `text`; with `missing_only`, only one that names what is missing
     (a message that goes on to call a tool still works: it counts only when it names the gap).
-    A claim whose next statement cites a policy is policy-refusal's, not this rule's."""
+    A claim whose next statement cites a policy is policy-refusal's, not this rule's; one right
+    after the agent cites its own instructions ("my system instructions require me to …") is the
+    model's configuration, not a missing capability."""
     said = list(statements(text))
     for i, (sentence, plain) in enumerate(said):
         if claim_in(plain) and (not missing_only or _MISSING.search(plain)):
             if i + 1 < len(said) and (_POLICY_LEAD.search(said[i + 1][1]) or _POLICY.search(said[i + 1][1])):
+                continue
+            if i and _INSTRUCTIONS.search(said[i - 1][1]):  # the model citing its instructions
                 continue
             return sentence
     return None
@@ -347,7 +352,9 @@ class CantRun(Rule):
     followed by the work, from what the user shared ("I don't have direct access to your
     filesystem, but based on the file summaries you shared, here are the files"); statements about code ("the angle is a float, so we can't use it
     directly"); the client's edit format ("I can only give SEARCH/REPLACE blocks"); the task's
-    scope ("beyond the scope of what's asked"); a claim gated on approval ("I can't run it
+    scope ("beyond the scope of what's asked"); the model citing its own instructions in the
+    sentence before ("my system instructions require me to reply in English. I cannot change
+    this behavior through the chat interface"); a claim gated on approval ("I can't run it
     until you confirm"), conditional, a question, about parallelism, about a third party
     ("nginx can't start", "your user doesn't have access"), in the past after trying, a
     finding rather than an action ("I can't find/see/tell/confirm"), quoted, or inside code.

@@ -75,10 +75,11 @@ class ErrorCard(Rule):
 
     Detects: assistant messages that carry a persisted error card (`content.error`), one
     finding per cause: quota (credit or plan limit: "You've hit your limit · resets 9pm",
-    "Your credit balance is too low"), rate limit ("429", "rate_limit_error", a quota per
+    "Your credit balance is too low", "Your tier does not have access to …" even as a 403), rate limit ("429", "rate_limit_error", a quota per
     second or minute: "Quota exceeded for …tokens_per_minute…"), context length
     ("has hit a token limit!", "prompt is too long"), authentication (missing or wrong API key),
-    model configuration (unknown model name, "No endpoints found", provider not set), timeout,
+    model configuration (unknown model name, "No endpoints found", provider not set, a retired
+    model: "410 Gone … has reached its end of life"), timeout,
     provider error (5xx, connection, SSL), tool crash, unknown. A card from a retrying client
     is classified by its last attempt, the one the user got (a timeout retried into "You
     exceeded your current quota" is quota). The fix names the provider, the model and the

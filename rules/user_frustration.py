@@ -160,12 +160,13 @@ class UserFrustration(Rule):
 
     Detects: user messages, after the agent has replied at least once, that (a) contain a
     correction or rebuke, in English, German, French, Spanish, Portuguese, Italian, Dutch,
-    Russian, Polish, Turkish, Indonesian, Czech, Chinese, Japanese or Korean ("no, I said…", "that's
+    Russian, Polish, Turkish, Indonesian, Czech, Thai, Chinese, Japanese or Korean ("no, I said…", "that's
     not what I asked", "I already told you", "again:", "that's wrong", "stop!", "why did you…",
     "you didn't…", "still not working", "there are still errors", "j'ai toujours cette erreur",
     "you're going in circles", "ты зациклился", "edit only X, not Y", "where did you put it?",
     "that's not my email", "there's an error in your last patch", a terse "fix the errors",
-    "for the third time"…); (b) nudge the agent after a
+    "for the third time", the agent's bug pointed out: "you use Mathf.Max with 3 values although
+    the function only takes 2", Thai "หยุดตอบภาษาอังกฤษ!" stop answering in English!…); (b) nudge the agent after a
     missing answer ("?", "you there?", "the reply is blank") or ask it to try again (not a
     conditional "if it fails, try again"); (c) push back on a refusal ("you do have the run
     tool", "just run it"), only right after the assistant said it cannot do something; or

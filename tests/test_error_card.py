@@ -23,6 +23,8 @@ CAUSES = {
     "error-card/connection-error-is-provider": "provider",
     "error-card/timeout": "timeout",
     "error-card/tool-crash": "tool",
+    "error-card/retired-model-410-is-config": "config",
+    "error-card/tier-without-access-is-quota": "quota",
 }
 
 

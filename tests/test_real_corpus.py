@@ -144,6 +144,53 @@ def test_aider_client_lines_and_reply_headings_are_not_user_messages():
     assert "#### 1. Upravit soubor `app.tsx`\n\n````typescript" in rows[1]["content"]["text"]
 
 
+AIDER_CRASHES = """
+# aider chat started at 2026-05-02 10:00:00
+
+#### print('hello')
+
+> Traceback (most recent call last):
+> File "aider/coders/base_coder.py", line 1, in send
+> result = future.result(timeout=180)
+> File "patch.py", line 158, in _call_async
+> raise GatewayPatchError(f"Gateway error {code}: {text}")
+> patch.GatewayPatchError: Gateway error 403: {"detail":"Your tier does not have access to direct mode"}
+
+#### what can you do?
+
+I can edit files.
+
+> Add file to the chat? (Y)es/(N)o [Yes]: y
+> Traceback (most recent call last):
+> File "patch.py", line 158, in _call_async
+> patch.GatewayPatchError: Gateway error 500: Internal Server Error
+
+#### run it
+
+Here is the output.
+
+> Traceback (most recent call last):
+> File "app.py", line 3, in <module>
+> TypeError: can't multiply sequence by non-int of type 'float'
+
+#### n/add scenes/Wheel.cs
+
+> Please answer with one of: yes, no, skip, all, don't
+"""
+
+
+def test_aider_crashes_and_mistyped_answers_map_to_what_the_user_saw():
+    # heldout3: a traceback's frame line is not the error (aider-opencoder:033), a crash of the
+    # API call after a reply is the resent turn's error card (:030), a program's own traceback
+    # is not a card, a mistyped answer to aider's yes/no question is not a request (aider-cargame:006)
+    _start, _session, rows = next(real_corpus.map_aider(AIDER_CRASHES))
+    cards = [r["content"]["error"] for r in rows if r["role"] == "assistant" and r["content"].get("error")]
+    assert cards == ['patch.GatewayPatchError: Gateway error 403: {"detail":"Your tier does not have access to direct mode"}',
+                     "patch.GatewayPatchError: Gateway error 500: Internal Server Error"]
+    assert [r["content"]["text"] for r in rows if r["role"] == "user"] == ["print('hello')", "what can you do?", "run it"]
+    assert rows[-2]["role"] == "system" and rows[-2]["content"]["text"] == "n/add scenes/Wheel.cs"
+
+
 def test_trajectory_maps_to_nomos_rows():
     session, rows = real_corpus.map_traj(json.dumps(TRAJ))
     assert session["status"] == "completed" and session["title"] == "demo__demo-1"
@@ -157,6 +204,134 @@ def test_trajectory_maps_to_nomos_rows():
     session, rows = real_corpus.map_traj(json.dumps(died))
     assert session["status"] == "failed"
     assert rows[-1]["role"] == "assistant" and rows[-1]["content"]["error"] == "litellm.Timeout: timed out"
+
+
+CLAUDE_EXPORT = """# Claude Session Export
+
+## Session Information
+
+- **Session ID**: `0c6f1876-cf68-46c8-a047-51a88bc13001`
+- **Export Mode**: Full Conversation
+
+---
+
+## Conversation
+
+### User
+> 12/1/2025, 8:12:48 PM
+
+<command-message>catchup is running…</command-message>
+<command-name>/catchup</command-name>
+
+---
+
+### User
+> 12/1/2025, 8:12:48 PM
+
+check the backend
+
+---
+
+### Assistant
+> 12/1/2025, 8:12:52 PM
+
+[
+  {
+    "type": "thinking",
+    "thinking": "Look at the port first."
+  }
+]
+
+---
+
+### Assistant
+> 12/1/2025, 8:12:52 PM
+
+[
+  {
+    "type": "text",
+    "text": "Let me look."
+  }
+]
+
+---
+
+### Assistant
+> 12/1/2025, 8:12:53 PM
+
+[
+  {
+    "type": "tool_use",
+    "id": "toolu_1",
+    "name": "Bash",
+    "input": {
+      "command": "curl localhost:8081/health"
+    }
+  }
+]
+
+---
+
+### User
+> 12/1/2025, 8:12:55 PM
+
+[
+  {
+    "tool_use_id": "toolu_1",
+    "type": "tool_result",
+    "content": "Exit code 7",
+    "is_error": true
+  }
+]
+
+---
+
+### User
+> 12/1/2025, 8:13:01 PM
+
+[
+  {
+    "type": "text",
+    "text": "[Request interrupted by user for tool use]"
+  }
+]
+
+---
+
+### User
+> 12/1/2025, 8:13:05 PM
+
+try again
+
+---
+
+### Assistant
+> 12/1/2025, 8:13:09 PM
+
+[
+  {
+    "type": "text",
+    "text": "Credit balance is too low"
+  }
+]
+"""
+
+
+def test_claude_code_export_maps_to_nomos_rows():
+    session, rows = real_corpus.map_claude_export(CLAUDE_EXPORT)
+    assert [r["role"] for r in rows] == ["system", "user", "assistant", "tool", "system", "user", "assistant"]
+    assert session["title"] == "check the backend"
+    assert session["extra"] == {"claude_session": "0c6f1876-cf68-46c8-a047-51a88bc13001"}
+    reply = rows[2]["content"]  # thinking, text and tool_use entries are one model response
+    assert reply["text"] == "Let me look." and reply["reasoning"] == "Look at the port first."
+    assert reply["tool_calls"] == [{"id": "toolu_1", "name": "Bash", "arguments": {"command": "curl localhost:8081/health"}}]
+    assert reply["finish_reason"] == "tool_calls"
+    assert rows[3]["content"] == {"tool_call_id": "toolu_1", "name": "Bash", "output": "Exit code 7", "is_error": True}
+    assert rows[-1]["content"]["error"] == "Credit balance is too low" and rows[-1]["content"]["text"] == ""
+    stamps = [r["created_at"] for r in rows]
+    assert stamps == sorted(stamps) and stamps[0].isoformat() == "2025-12-01T20:12:48+00:00"
+    counts = real_corpus._claude_raw_counts(CLAUDE_EXPORT)
+    assert counts == {"fanout_turns": 0, "max_calls_in_turn": 1, "oversized": 0}
 
 
 def test_manifest_records_provenance():
