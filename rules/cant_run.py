@@ -10,6 +10,7 @@ from nomos_forensics.rulekit import (
     Finding,
     Rule,
     Severity,
+    any_token,
     canonical,
     excerpt,
     hookimpl,
@@ -208,11 +209,11 @@ _CUE_WORDS = frozenset(
     prevent need cannot cant dont""".split()
 )
 _CUE_PARTS = ("n't", "n’t", "as a", "i'm just", "i'm merely", "i'm simply", "i’m just", "i’m merely", "i’m simply", "nothing")
-_TOKEN = re.compile(r"[a-z'-]+")
+_CUE_TOKEN = any_token(_CUE_WORDS)  # one of the cue words as a whole [a-z'-]+ token
 
 
 def _english_cue(lower: str) -> bool:
-    return any(map(lower.__contains__, _CUE_PARTS)) or not _CUE_WORDS.isdisjoint(_TOKEN.findall(lower))
+    return any(map(lower.__contains__, _CUE_PARTS)) or _CUE_TOKEN.search(lower) is not None
 
 
 OTHER_CUE = (

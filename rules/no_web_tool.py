@@ -11,6 +11,7 @@ from nomos_forensics.rulekit import (
     Option,
     Rule,
     Severity,
+    any_token,
     excerpt,
     hookimpl,
     letter_first,
@@ -142,11 +143,11 @@ _CUE_WORDS = frozenset(
     familiar aware cannot cant dont""".split()
 )
 _CUE_PARTS = ("n't", "n’t", "as of", "out of date")
-_TOKEN = re.compile(r"[a-z'-]+")
+_CUE_TOKEN = any_token(_CUE_WORDS)  # one of the cue words as a whole [a-z'-]+ token
 
 
 def _english_cue(lower: str) -> bool:
-    return any(map(lower.__contains__, _CUE_PARTS)) or not _CUE_WORDS.isdisjoint(_TOKEN.findall(lower))
+    return any(map(lower.__contains__, _CUE_PARTS)) or _CUE_TOKEN.search(lower) is not None
 
 
 OTHER_CUE = r"\bno (?:tengo|dispongo|tenemos|cuento)|\bn[ãa]o\b|\bje\b|\bich\b|\bnon\b|\bnie\b"

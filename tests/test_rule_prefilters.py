@@ -13,7 +13,7 @@ from nomos_forensics_rules import cant_run as cr
 from nomos_forensics_rules import no_web_tool as nwt
 from nomos_forensics_rules import user_frustration as uf
 
-from nomos_forensics.prefilter import WordGates, letter_first, required_words
+from nomos_forensics.prefilter import WordGates, any_token, letter_first, required_words
 from nomos_forensics.text import canonical
 from nomos_forensics.text import sentences as text_sentences
 
@@ -115,3 +115,22 @@ def test_letter_first_is_a_word_boundary(text):
 def test_letter_first_refuses_other_shapes():
     with pytest.raises(ValueError):
         letter_first(r"\bno|yes")
+
+
+_TOKEN_TEXT = st.lists(st.sampled_from(list("nota'-cdy ,.\n") + ["no", "not", "can't", "don't", "cant", "never"]),
+                       max_size=30).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TOKEN_TEXT.map(lambda t: t.lower()))
+def test_any_token_is_the_token_set_test(text):
+    """`any_token(words).search` says what the token-set test it replaces says, on every text."""
+    for module in (cr, nwt):
+        tokens = re.findall(r"[a-z'-]+", text)
+        assert (module._CUE_TOKEN.search(text) is not None) == (not module._CUE_WORDS.isdisjoint(tokens)), text
+
+
+def test_any_token_examples():
+    found = any_token(["no", "not", "can't"])
+    assert found.search("there is no way") and found.search("i can't.") and found.search("no")
+    assert not found.search("no-op notes cannot") and not found.search("snot nothing")
