@@ -211,6 +211,26 @@ def _distributed(branch: str) -> list[str]:
     return [f"{prefix}(?:{alt})" for alt in parts] if len(parts) > 1 else [branch]
 
 
+class AnySubstring:
+    """`any(word in text for word in words)` in one pass over `text` (Aho-Corasick, in C): for a
+    long list, where a test per word costs a call each (policy-refusal's 92 words: 9.1 -> 2.0 µs
+    on an agent's reply)."""
+
+    def __init__(self, words) -> None:
+        import ahocorasick
+
+        self.words = tuple(dict.fromkeys(w for w in words if w))
+        self._automaton = ahocorasick.Automaton()
+        for word in self.words:
+            self._automaton.add_word(word, word)
+        if self.words:
+            self._automaton.make_automaton()
+
+    def search(self, text: str) -> bool:
+        """Whether `text` holds any of the words."""
+        return bool(self.words) and next(self._automaton.iter(text), None) is not None
+
+
 def any_token(words, chars: str = "a-z'-") -> re.Pattern:
     """A pattern that finds any of `words` as a whole token, a token being a longest run of
     `chars`: `any_token(w).search(t)` is `not set(w).isdisjoint(re.findall(f"[{chars}]+", t))`,

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from nomos_forensics.rulekit import (
+    AnySubstring,
     Finding,
     Rule,
     Severity,
@@ -34,11 +35,11 @@ REFUSAL = _compiled("refusal")
 LEAD = _compiled("lead")
 LANGUAGES = tuple(sorted(DECLINE))
 # every statement that can be one names a rule with one of these words (cheap substring tests)
-_POLICY_WORDS = tuple(dict.fromkeys(lexicon.words(_LEXICON["words"]["policy"])))
+_POLICY_WORDS = AnySubstring(lexicon.words(_LEXICON["words"]["policy"]))
 
 
 def _names_a_rule(lower: str) -> bool:
-    return any(map(lower.__contains__, _POLICY_WORDS))
+    return _POLICY_WORDS.search(lower)
 
 _NOT = re.compile("|".join(lexicon.pattern(_TABLE, key, _MACROS) for key in ("not_gated", "not_finding", "not_conditional")))
 # what the agent declined to do, for the fix: the words after the decline (English)

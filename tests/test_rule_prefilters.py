@@ -134,3 +134,12 @@ def test_any_token_examples():
     found = any_token(["no", "not", "can't"])
     assert found.search("there is no way") and found.search("i can't.") and found.search("no")
     assert not found.search("no-op notes cannot") and not found.search("snot nothing")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["pol", "icy", "polic", "rule", "s", "é", "规则", " ", "x"]), max_size=20).map("".join),
+       st.lists(st.sampled_from(["polic", "rule", "règle", "规则", "icy", "xx"]), max_size=4))
+def test_any_substring_is_any_in(text, words):
+    from nomos_forensics.prefilter import AnySubstring
+
+    assert AnySubstring(words).search(text) == any(w in text for w in words)
