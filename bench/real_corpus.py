@@ -174,11 +174,12 @@ CLAUDE_ENTRY = re.compile(r"^### (User|Assistant)\n> (\d{1,2}/\d{1,2}/\d{4}, \d{
 CLAUDE_FILE_KEY = re.compile(r"(agent-[0-9a-f]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|.*?(?=\.md$))")
 CLAUDE_SESSION_ID = re.compile(r"^- \*\*Session ID\*\*: `([^`]+)`", re.M)
 # text Claude Code itself puts in the user's turn: local slash commands and their output, hook
-# output, the summary a compacted conversation restarts from, the marker of an interrupted reply
+# output, the summary a compacted conversation restarts from, the marker of an interrupted reply,
+# a skill's text when the agent invokes it ("Base directory for this skill: …")
 CLAUDE_CLIENT_TEXT = ("Caveat: The messages below were generated", "<command-name>", "<command-message>",
                       "<local-command-stdout>", "<local-command-stderr>", "Stop hook feedback:", "<session-start-hook>",
                       "<system-reminder>", "This session is being continued from a previous conversation",
-                      "[Request interrupted by user", "Unknown slash command:")
+                      "[Request interrupted by user", "Unknown slash command:", "Base directory for this skill:")
 CLAUDE_API_ERROR = ("API Error", "Claude AI usage limit reached", "Request timed out", "Invalid API key",
                     "Prompt is too long", "Credit balance is too low")
 
@@ -260,6 +261,95 @@ def map_claude_export(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     session = {"title": first.strip().split("\n")[0][:80] or None, "goal": None, "model": None, "status": None,
                "created_at": start, "extra": {"claude_session": found.group(1) if found else None}}
     return session, rows
+
+
+# ----------------------------------------------------------------------------- Claude Code (extractor)
+# claude-conversation-extractor's markdown ("# Claude Conversation Log", `--detailed`): each JSONL
+# entry a "## 👤 User" or "## 🤖 Claude" block; a tool use as "🔧 Using tool: NAME" and its input as
+# JSON; tool results are not written at all
+CLOG_BLOCK = re.compile(r"^---\n\n## (👤 User|🤖 Claude)\n", re.M)
+CLOG_TOOL = re.compile(r"^🔧 Using tool: (.+)\nInput: ", re.M)
+CLOG_SESSION = re.compile(r"^Session ID: (\S+)", re.M)
+CLOG_DATE = re.compile(r"^Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", re.M)
+CLOG_FILE_KEY = re.compile(r"claude-conversation-\d{4}-\d\d-\d\d-(.+?)\.md$")
+
+
+def _clog_blocks(text: str) -> list[tuple[str, str]]:
+    """(role, body) of each block, in order."""
+    parts = CLOG_BLOCK.split(text)[1:]
+    return [(role, re.sub(r"\n---\s*$", "", body.rstrip()).strip("\n")) for role, body in zip(parts[0::2], parts[1::2])]
+
+
+def _clog_claude(body: str) -> tuple[str, list[dict[str, Any]]]:
+    """A Claude block's text and tool calls (each "🔧 Using tool" followed by its JSON input)."""
+    calls: list[dict[str, Any]] = []
+    tools = list(CLOG_TOOL.finditer(body))
+    text = body[: tools[0].start()].strip() if tools else body.strip()
+    decoder = json.JSONDecoder()
+    for n, match in enumerate(tools):
+        raw = body[match.end(): tools[n + 1].start() if n + 1 < len(tools) else len(body)].strip()
+        try:
+            arguments, _ = decoder.raw_decode(raw)
+        except ValueError:
+            arguments = raw
+        calls.append({"id": f"clog_{n}", "name": match.group(1).strip(), "arguments": arguments})
+    return text, calls
+
+
+def map_claude_conversation_log(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A Claude Code session as claude-conversation-extractor writes it -> (session row, message rows).
+
+    A "🤖 Claude" block is one entry of a model response: consecutive blocks are one response
+    until a block follows one with a tool call (its result, which the extractor drops, came
+    between); text Claude Code puts in the user's turn is `system` (as in the export format)."""
+    stamp = CLOG_DATE.search(text)
+    start = (datetime.strptime(stamp.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc) if stamp
+             else datetime(2026, 4, 1, tzinfo=timezone.utc))
+    rows: list[dict[str, Any]] = []
+    calls_seen = 0
+    for role, body in _clog_blocks(text):
+        if role == "👤 User":
+            rows.append({"role": "system" if body.lstrip().startswith(CLAUDE_CLIENT_TEXT) else "user",
+                         "content": {"text": body}})
+            continue
+        said, calls = _clog_claude(body)
+        for call in calls:
+            call["id"] = f"clog_{calls_seen}"
+            calls_seen += 1
+        last = rows[-1]["content"] if rows and rows[-1]["role"] == "assistant" else None
+        if last is None or last["tool_calls"] or last.get("error"):
+            last = {"text": "", "tool_calls": [], "finish_reason": "stop"}
+            rows.append({"role": "assistant", "content": last})
+        if said.startswith(CLAUDE_API_ERROR) and not calls:
+            if last["text"]:
+                last = {"text": "", "tool_calls": [], "finish_reason": "stop"}
+                rows.append({"role": "assistant", "content": last})
+            last.update(finish_reason="error", error=said)
+            continue
+        last["text"] = "\n\n".join(t for t in (last["text"], said) if t)
+        if calls:
+            last["tool_calls"].extend(calls)
+            last["finish_reason"] = "tool_calls"
+    for n, r in enumerate(rows):
+        r["created_at"] = start + timedelta(seconds=5 * (n + 1))
+    first = next((r["content"]["text"] for r in rows if r["role"] == "user"), "")
+    found = CLOG_SESSION.search(text)
+    session = {"title": first.strip().split("\n")[0][:80] or None, "goal": None, "model": None, "status": None,
+               "created_at": start, "extra": {"claude_session": found.group(1) if found else None}}
+    return session, rows
+
+
+def _clog_raw_counts(text: str) -> dict[str, int]:
+    """An extractor log counted from its blocks: a turn starts at a User block with text the user
+    typed (not text Claude Code injects); a payload is one block."""
+    calls = most = big = 0
+    for role, body in _clog_blocks(text):
+        big += len(body.encode()) > OVERSIZED_BYTES
+        if role == "👤 User" and not body.lstrip().startswith(CLAUDE_CLIENT_TEXT):
+            calls = 0
+        calls += len(CLOG_TOOL.findall(body)) if role == "🤖 Claude" else 0
+        most = max(most, calls)
+    return {"fanout_turns": int(most > FANOUT_CALLS), "max_calls_in_turn": most, "oversized": big}
 
 
 # ----------------------------------------------------------------------------- aider
@@ -478,6 +568,10 @@ def extract(mirror: Path, out: Path) -> int:
             elif source["format"] == "claude-code-export":
                 key = f"{source['name']}:{CLAUDE_FILE_KEY.match(Path(path).name).group(1)}"
                 session, rows = map_claude_export(text)
+                sessions.append((key, path, 0, session, rows))
+            elif source["format"] == "claude-conversation-log":
+                key = f"{source['name']}:{CLOG_FILE_KEY.search(path).group(1)}"
+                session, rows = map_claude_conversation_log(text)
                 sessions.append((key, path, 0, session, rows))
             elif source["format"] == "aider-history":
                 for n, (_start, session, rows) in enumerate(map_aider(text)):
@@ -711,6 +805,8 @@ def raw_counts(mirror: Path) -> dict[str, dict[str, int]]:
             elif source["format"] == "claude-code-export":
                 key = f"{source['name']}:{CLAUDE_FILE_KEY.match(Path(path).name).group(1)}"
                 out[key] = _claude_raw_counts(text)
+            elif source["format"] == "claude-conversation-log":
+                out[f"{source['name']}:{CLOG_FILE_KEY.search(path).group(1)}"] = _clog_raw_counts(text)
             else:
                 starts = list(AIDER_START.finditer(text))
                 for n, match in enumerate(starts):

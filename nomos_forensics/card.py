@@ -181,7 +181,9 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome. Phrases:
     nomos_forensics/lexicons/endings.toml. The first of these that applies decides:
 
-    1. unknown: no user message (nothing was asked).
+    1. unknown: no user message (nothing was asked). A sub-agent's run whose prompt was not
+       stored (a Claude Code sidechain exported without it) lands here too: its report may read
+       as done, but without the request there is nothing to judge it against.
     2. unknown: status `active` and the last message is younger than `grace-minutes`
        (default 10; still running).
     3. failed: status `failed`, or the request never got an assistant message.
@@ -206,8 +208,10 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         last turn did no work and nothing is left to do.
     11. partial: the final words admit the result is unverified or incomplete ("the test has
         issues but ...", "beyond what I can easily test", "it should fix the issue, but it
-        doesn't"), or the last turn's replies admit it twice or more, anywhere ("I can't run it
-        without numpy/pandas", ..., "Actually, I can't run it without numpy/pandas"; "we haven't
+        doesn't", a summary whose own figures say it is not done: "50 tests (43 passing)", "7
+        of 50 tests failing", "left untested"), or the last turn's replies admit it twice or
+        more, anywhere ("I can't run it without numpy/pandas", ..., "Actually, I can't run it
+        without numpy/pandas"; "we haven't
         actually reproduced the original error", ..., "I need to give up on reproducing it").
     12. partial: any other record finding of severity friction or blocker (finished, but an
         approval was left pending, a plan step skipped, a block worked around).

@@ -58,9 +58,10 @@ UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED
     for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied"))
 # a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
 DOUBT_WORDS = re.compile(r"issues|problems|beyond|\bonly\b|haven|have\s+not|didn|did\s+not|doesn|does\s+not|"
-                         r"couldn|could\s+not|can.?t\b|cannot|can\s+not|give\s+up", re.IGNORECASE)
+                         r"couldn|could\s+not|can.?t\b|cannot|can\s+not|give\s+up|pass|fail|tested|verified", re.IGNORECASE)
 DOUBT_LOWER = re.compile(DOUBT_WORDS.pattern)  # the same on ASCII text once lower-cased, and much cheaper
-DOUBT_KEYS = ("issues", "problems", "beyond", "only", "have", "did", "does", "could", "can", "give")  # one is in every match
+DOUBT_KEYS = ("issues", "problems", "beyond", "only", "have", "did", "does", "could", "can", "give", "pass", "fail",
+              "tested", "verified")  # one is in every match
 UNABLE_WORDS = tuple(_WORDS["words"]["unable"])
 # a pattern's gate: every match of it holds one of these words (lexicon [words]), a cheap first test
 GATES = {UNABLE: UNABLE_WORDS, **{pattern: tuple(lexicon.words(_WORDS["words"][key])) for pattern, key in (

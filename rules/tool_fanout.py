@@ -29,7 +29,9 @@ class ToolFanout(Rule):
     several turns never add up: three turns of 30 `run` calls do not fire. The evidence names
     the tool (or the top tools) and the counts.
     Not flagged: 30 calls or fewer in a turn, however repetitive (a mini-swe-agent
-    run on SWE-bench that reads, edits and tests in 28 `bash` calls is an ordinary turn).
+    run on SWE-bench that reads, edits and tests in 28 `bash` calls is an ordinary turn); calls
+    before the first user message, which are no turn (a sub-agent run stored without its prompt:
+    192 `BashOutput` polls in one such Claude Code sidechain go uncounted).
     Root cause: N+1 fan-out: the agent calls a per-item tool in a loop instead of one bulk call;
     or the turn has no plan and probes tool after tool.
     Fix: enrich the bulk tools (e.g. `list_lxcs` with a state filter) and tighten SOUL.md's tool-selection rules.

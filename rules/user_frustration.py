@@ -50,8 +50,10 @@ _LEADING_NO = re.compile(lexicon.pattern(_PHRASES, "leading_no", _MACROS))
 _POLITE_NO = re.compile(lexicon.pattern(_PHRASES, "polite_no", _MACROS))
 _AFFIRMATION = re.compile(lexicon.pattern(_PHRASES, "affirmation", _MACROS))
 _CONFIRMATION_REQUEST = re.compile(lexicon.pattern(_PHRASES, "confirmation_request", _MACROS))
+_UNDERSTANDING_CHECK = re.compile(lexicon.pattern(_PHRASES, "understanding_check", _MACROS))
 _COMMAND_LINE = re.compile(lexicon.pattern(_PHRASES, "command_line", _MACROS))
 _CLIENT_PROMPT = re.compile(lexicon.pattern(_PHRASES, "client_prompt", _MACROS))
+_STATUS_QUESTION = re.compile(lexicon.pattern(_PHRASES, "status_question", _MACROS))
 
 # ---------------------------------------------------------------- repeats
 _SPACELESS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -166,7 +168,9 @@ class UserFrustration(Rule):
     "you're going in circles", "ты зациклился", "edit only X, not Y", "where did you put it?",
     "that's not my email", "there's an error in your last patch", a terse "fix the errors",
     "for the third time", the agent's bug pointed out: "you use Mathf.Max with 3 values although
-    the function only takes 2", Thai "หยุดตอบภาษาอังกฤษ!" stop answering in English!…); (b) nudge the agent after a
+    the function only takes 2", Thai "หยุดตอบภาษาอังกฤษ!" stop answering in English!, the wrong target or a
+    forgotten decision in plain words: "aren't we working on X here though", "I know this has been
+    determined", "it's not being updated correctly"…); (b) nudge the agent after a
     missing answer ("?", "you there?", "the reply is blank") or ask it to try again (not a
     conditional "if it fails, try again"); (c) push back on a refusal ("you do have the run
     tool", "just run it"), only right after the assistant said it cannot do something; or
@@ -176,14 +180,20 @@ class UserFrustration(Rule):
     different request. Short messages (fewer than three content words: "yes", "ok",
     "continue", "do it") never count as repeats, and neither do answers: a message that
     starts with yes/no after the assistant asked something, retypes the request to confirm
-    it, or gives the same answer to a different question. A leading "no" is a correction only
-    when the assistant had not asked a question. Code blocks and quoted lines are ignored;
+    it, or gives the same answer to a different question; (e) send the same message again,
+    however short ("Yes"), when the assistant answered the first one with error cards only. A
+    leading "no" ("well no, …") is a correction when the assistant had not asked a question, or
+    had asked whether it understood right ("Does this framing match your mental model?").
+    Code blocks and quoted lines are ignored;
     the first user message never counts. One finding per session, quoting each such message.
     Not flagged: a new request or follow-up question; the user describing their own state
     ("while I still don't have my user ID, …"); a fix request that names where to work ("fix
     the bug in login.py where…" is a task, not a complaint); a command line for the client
     retyped after errors ("aider --model x" twice); a prompt the client re-sends itself (aider's
-    watch mode: "Find the "AI" comments below (marked with █) …"); a complaint worded as a plain
+    watch mode: "Find the "AI" comments below (marked with █) …"), or a prompt template that opens
+    with a markdown heading (a custom slash command run again: Claude Code sends its file, "# Session
+    Catchup …", each time); a status question asked again while a job runs ("how is our progress"
+    twelve times, each answered with the figures); a complaint worded as a plain
     report or a bare order ("Somehow it made the SVG invisible. Fix it.", Czech "uprav to", edit
     it): without a correction word it reads as a new request.
     Root cause: the agent misunderstood or ignored the request, acted on the wrong target,
@@ -205,11 +215,15 @@ class UserFrustration(Rule):
         seen_assistant = False
         assistant_text: str | None = None  # the assistant's last text since the previous user message
         previous: tuple[Message, list[str], _Reply | None] | None = None  # last substantive user message
+        last_user: tuple[Message, str] | None = None  # the last user message, normalised
+        card = answered = False  # since the last user message: an error card; a reply with text or tool calls
         for message in session.messages:
             if message.role == "assistant":
                 seen_assistant = True
                 if message.has_text:
                     assistant_text = message.text
+                card = card or bool(message.error)
+                answered = answered or message.has_text or bool(message.tool_calls)
                 continue
             if message.role != "user":
                 continue
@@ -219,18 +233,22 @@ class UserFrustration(Rule):
             reply = _Reply(assistant_text) if assistant_text is not None else None  # normalised on first need
             if seen_assistant and text:
                 reason = _strong_signal(text) or _weak_signal(text, reply)
+                if (reason is None and card and not answered and last_user is not None and last_user[1] == text
+                        and (is_request or _AFFIRMATION.match(text))):  # not "a" to the client, not a command line
+                    reason = f"sent again after an error card (message {last_user[0].id}, turn {last_user[0].turn})"
                 if reason is None and previous is not None and is_request:
                     before, before_tokens, before_reply = previous
                     if near_repeat(before_tokens, tokens) and not _answers(
                         text, before_tokens, reply.text if reply else None,
                         before_reply.text if before_reply and before_reply.asked else None,
                         bool(reply and reply.asked),
-                    ) and not _CLIENT_PROMPT.match(text):  # read only on a repeat: no cost per message
+                    ) and not _CLIENT_PROMPT.match(text) and not _polls(text, before):  # read only on a repeat
                         reason = f"repeat of message {before.id} (turn {before.turn})"
                 if reason:
                     hits.append((message, f"{reason}: \u201c{excerpt(message.text, 150)}\u201d"))
             if is_request:
                 previous = (message, tokens, reply)
+            last_user, card, answered = (message, text), False, False
             assistant_text = None
         if not hits:
             return
@@ -295,9 +313,16 @@ def _weak_signal(text: str, reply: _Reply | None) -> str | None:
     nothing): the reply is read only when the user's words already point that way."""
     if reply is not None and any(p.search(text) for p in _PUSHBACK) and REFUSAL.search(reply.text[-600:]):
         return "pushback on a refusal"
-    if _LEADING_NO.match(text) and not _POLITE_NO.match(text) and not (reply is not None and reply.asked):
-        return "correction (leading no)"
+    if _LEADING_NO.match(text) and not _POLITE_NO.match(text) and not (
+            reply is not None and reply.asked and not _UNDERSTANDING_CHECK.search(reply.text[-400:])):
+        return "correction (leading no)"  # a "no" to "does this match what you meant?" corrects too
     return None
+
+
+def _polls(text: str, before: Message) -> bool:
+    """A status question asked again (`text` normalised; `before`, the message it repeats, may be
+    the one spelled right: "how is our progress", then "how is our orogress")."""
+    return bool(_STATUS_QUESTION.match(text) or _STATUS_QUESTION.match(normalise(before.text)))
 
 
 def _sentence_before(text: str, end: int) -> str:

@@ -174,3 +174,22 @@ def test_heldout2_replies_that_only_ask_for_files_in_other_words():
     done = _session(("user", {"text": "make both buttons black"}),
                     ("assistant", {"text": "I changed both buttons to black in `styles.css`."}), status="idle")
     assert explain_outcome(done, [])[0] == Outcome.ACHIEVED
+
+
+def test_heldout4_a_summary_that_reports_its_own_work_unfinished_is_partial():
+    """heldout4 (Claude Code, goodsch/brain_explore): a confident summary whose own figures say the
+    work is not done ("50 tests (43 passing)", 6fb6154e) or left untested; the same summary with
+    every test passing is achieved, and so is a status of jobs still running (it answers "check
+    progress" as often as it admits unfinished work) or a plan to test ("I need to test …")."""
+    for reply in ("**Phase 3 Complete!**\n\n| File | Purpose |\n|---|---|\n| `tests/test_question_engine.py` | "
+                  "50 tests (43 passing) |\n\n### Next: Phase 4",
+                  "Phase 3 is done, with 7 of 50 tests failing.",
+                  "Handoff written. The session processing is left untested.",
+                  "The stop hook is fixed but still needs to be tested."):
+        session = _session(("user", {"text": "build phase 3"}), ("assistant", {"text": reply}), status="idle")
+        assert explain_outcome(session, [])[0] == Outcome.PARTIAL, reply
+    for reply in ("Phase 3 is done: 50 tests (50 passing).", "All 50 tests pass.",
+                  "3 tests failed before the fix; now all pass.", "The backend is still running on port 8081.",
+                  "**9 extractions still running**\n\n| Metric | Now |\n|---|---|\n| Nodes | 24,640 |"):
+        session = _session(("user", {"text": "build phase 3"}), ("assistant", {"text": reply}), status="idle")
+        assert explain_outcome(session, [])[0] == Outcome.ACHIEVED, reply

@@ -334,6 +334,89 @@ def test_claude_code_export_maps_to_nomos_rows():
     assert counts == {"fanout_turns": 0, "max_calls_in_turn": 1, "oversized": 0}
 
 
+CLAUDE_CONVERSATION_LOG = """# Claude Conversation Log
+
+Session ID: 7cc8ab2e-8446-4595-88cb-b17e9e6b1196
+Date: 2025-11-20 00:56:52
+
+---
+
+## 👤 User
+
+Please read `task-02.md` and create a worktree from `main`.
+
+---
+
+## 🤖 Claude
+
+I'll read the task file first.
+
+---
+
+## 🤖 Claude
+
+
+🔧 Using tool: Read
+Input: {
+  "file_path": "/repo/main/.planning/task-02.md"
+}
+
+
+---
+
+## 🤖 Claude
+
+
+🔧 Using tool: Bash
+Input: {
+  "command": "python3 create_worktree.py --help",
+  "description": "Get help"
+}
+
+
+---
+
+## 🤖 Claude
+
+The worktree is ready at `../task-02`.
+
+---
+
+## 👤 User
+
+[Request interrupted by user]
+
+---
+
+## 👤 User
+
+push it
+
+---
+
+## 🤖 Claude
+
+API Error: 500 {"type":"error","error":{"type":"api_error","message":"Overloaded"}}
+"""
+
+
+def test_claude_conversation_log_maps_to_nomos_rows():
+    session, rows = real_corpus.map_claude_conversation_log(CLAUDE_CONVERSATION_LOG)
+    assert [r["role"] for r in rows] == ["user", "assistant", "assistant", "assistant", "system", "user", "assistant"]
+    assert session["title"] == "Please read `task-02.md` and create a worktree from `main`."
+    assert session["extra"] == {"claude_session": "7cc8ab2e-8446-4595-88cb-b17e9e6b1196"}
+    first = rows[1]["content"]  # a text entry and the tool use after it are one response
+    assert first["text"] == "I'll read the task file first." and first["finish_reason"] == "tool_calls"
+    assert first["tool_calls"] == [{"id": "clog_0", "name": "Read", "arguments": {"file_path": "/repo/main/.planning/task-02.md"}}]
+    # the next entry follows a tool call (its result, dropped by the extractor, came between): a new response
+    assert rows[2]["content"]["tool_calls"][0]["name"] == "Bash" and rows[2]["content"]["tool_calls"][0]["id"] == "clog_1"
+    assert rows[3]["content"] == {"text": "The worktree is ready at `../task-02`.", "tool_calls": [], "finish_reason": "stop"}
+    assert rows[-1]["content"]["error"].startswith("API Error: 500") and rows[-1]["content"]["text"] == ""
+    stamps = [r["created_at"] for r in rows]
+    assert stamps == sorted(stamps) and session["created_at"].isoformat() == "2025-11-20T00:56:52+00:00"
+    assert real_corpus._clog_raw_counts(CLAUDE_CONVERSATION_LOG) == {"fanout_turns": 0, "max_calls_in_turn": 2, "oversized": 0}
+
+
 def test_manifest_records_provenance():
     manifest = real_corpus.load_manifest()
     keys = [m["key"] for m in manifest]
