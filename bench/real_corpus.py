@@ -203,27 +203,22 @@ def _tool_output(content: Any) -> Any:
     return content if content is not None else ""
 
 
-def map_claude_export(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A Claude Code session exported as markdown ("# Claude Session Export": each JSONL entry
-    under `### User` / `### Assistant` with its timestamp, the API content blocks kept as JSON)
-    -> (session row, message rows). Consecutive assistant entries are one model response (Claude
-    Code logs each content block of a response as its own entry); tool_result blocks become
-    `tool` rows named after their tool_use; text Claude Code injects becomes `system` rows."""
-    entries = list(CLAUDE_ENTRY.finditer(text))
+def _claude_rows(entries: list[tuple[str, datetime, list[dict[str, Any]] | str, bool]]) -> list[dict[str, Any]]:
+    """Nomos rows of Claude Code entries, each (role "User"/"Assistant", stamp, content blocks or
+    plain text, whether Claude Code marks the entry as its own): consecutive assistant entries are
+    one model response (Claude Code logs each content block of a response as its own entry);
+    tool_result blocks become `tool` rows named after their tool_use; text Claude Code injects
+    becomes `system` rows."""
     rows: list[dict[str, Any]] = []
     names: dict[str, str] = {}
 
     def add(role: str, content: dict[str, Any], stamp: datetime) -> None:
         rows.append({"role": role, "content": content, "created_at": stamp})
 
-    for i, match in enumerate(entries):
-        end = entries[i + 1].start() if i + 1 < len(entries) else len(text)
-        body = re.sub(r"\n---\s*$", "", text[match.end():end].rstrip())
-        stamp = datetime.strptime(match.group(2), "%m/%d/%Y, %I:%M:%S %p").replace(tzinfo=timezone.utc)
-        blocks = _claude_blocks(body)
+    for who, stamp, blocks, meta in entries:
         if isinstance(blocks, str):
             blocks = [{"type": "text", "text": blocks}]
-        if match.group(1) == "Assistant":
+        if who == "Assistant":
             if rows and rows[-1]["role"] == "assistant" and not rows[-1]["content"].get("error"):
                 content = rows[-1]["content"]
             else:
@@ -251,9 +246,24 @@ def map_claude_export(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                              "output": _tool_output(b.get("content")), "is_error": bool(b.get("is_error"))}, stamp)
             elif b.get("type") == "text":
                 said = b.get("text") or ""
-                add("system" if said.lstrip().startswith(CLAUDE_CLIENT_TEXT) else "user", {"text": said}, stamp)
+                add("system" if meta or said.lstrip().startswith(CLAUDE_CLIENT_TEXT) else "user", {"text": said}, stamp)
             else:  # an image the user pasted
                 add("user", {"text": f"[{b.get('type')}]"}, stamp)
+    return rows
+
+
+def map_claude_export(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A Claude Code session exported as markdown ("# Claude Session Export": each JSONL entry
+    under `### User` / `### Assistant` with its timestamp, the API content blocks kept as JSON)
+    -> (session row, message rows), as `_claude_rows` maps the entries."""
+    found_entries = list(CLAUDE_ENTRY.finditer(text))
+    entries = []
+    for i, match in enumerate(found_entries):
+        end = found_entries[i + 1].start() if i + 1 < len(found_entries) else len(text)
+        body = re.sub(r"\n---\s*$", "", text[match.end():end].rstrip())
+        stamp = datetime.strptime(match.group(2), "%m/%d/%Y, %I:%M:%S %p").replace(tzinfo=timezone.utc)
+        entries.append((match.group(1), stamp, _claude_blocks(body), False))
+    rows = _claude_rows(entries)
     start = rows[0]["created_at"] if rows else datetime(2026, 4, 1, tzinfo=timezone.utc)
     _fill_clock(rows, start)
     first = next((r["content"]["text"] for r in rows if r["role"] == "user"), "")
@@ -261,6 +271,83 @@ def map_claude_export(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     session = {"title": first.strip().split("\n")[0][:80] or None, "goal": None, "model": None, "status": None,
                "created_at": start, "extra": {"claude_session": found.group(1) if found else None}}
     return session, rows
+
+
+# ----------------------------------------------------------------------------- Claude Code (JSONL)
+# the session file Claude Code itself writes (~/.claude/projects/<dir>/<session>.jsonl): one JSON
+# entry a line; "user" and "assistant" entries carry the API message (content blocks, or a string
+# the user typed); the rest (summaries, file-history snapshots, "system" retry records, queue
+# operations) is Claude Code's bookkeeping. `isMeta` marks text Claude Code writes in the user's
+# turn (the local-command caveat, a skill's text); `!cmd` shell input and its output are the
+# client's too.
+CLAUDE_JSONL_CLIENT = ("<local-command-caveat>", "<bash-input>", "<bash-stdout>", "<bash-stderr>")
+
+
+def _claude_jsonl_entries(text: str) -> list[tuple[str, datetime | None, list[dict[str, Any]] | str, bool]]:
+    entries = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant") or entry.get("isSidechain"):
+            continue
+        content = (entry.get("message") or {}).get("content")
+        if content is None:
+            continue
+        if isinstance(content, list):
+            content = [b for b in content if isinstance(b, dict)]
+        meta = bool(entry.get("isMeta")) or (isinstance(content, str) and content.lstrip().startswith(CLAUDE_JSONL_CLIENT))
+        if isinstance(content, list) and any((b.get("text") or "").lstrip().startswith(CLAUDE_JSONL_CLIENT)
+                                             for b in content if b.get("type") == "text"):
+            meta = True
+        try:
+            stamp = datetime.fromisoformat(str(entry.get("timestamp")).replace("Z", "+00:00"))
+        except ValueError:
+            stamp = None
+        entries.append(("Assistant" if entry["type"] == "assistant" else "User", stamp, content, meta))
+    return entries
+
+
+def map_claude_jsonl(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A Claude Code session file (JSONL, as Claude Code writes it) -> (session row, message rows),
+    the entries mapped as the export's are (`_claude_rows`)."""
+    rows = _claude_rows(_claude_jsonl_entries(text))
+    start = next((r["created_at"] for r in rows if r["created_at"]), None) or datetime(2026, 4, 1, tzinfo=timezone.utc)
+    _fill_clock(rows, start)
+    first = next((r["content"]["text"] for r in rows if r["role"] == "user"), "")
+    found = re.search(r'"sessionId":\s*"([^"]+)"', text)
+    session = {"title": first.strip().split("\n")[0][:80] or None, "goal": None, "model": None, "status": None,
+               "created_at": start, "extra": {"claude_session": found.group(1) if found else None}}
+    return session, rows
+
+
+def _claude_jsonl_raw_counts(text: str) -> dict[str, int]:
+    """A Claude Code session file counted from its lines: a turn starts at a user entry with text
+    the user typed (not a tool result, not text Claude Code writes); a payload is one content block."""
+    calls = most = big = 0
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant") or entry.get("isSidechain"):
+            continue
+        content = (entry.get("message") or {}).get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [b for b in content or [] if isinstance(b, dict)]
+        for b in blocks:
+            payload = b.get("text") if b.get("type") == "text" else b.get("content", b.get("input", b.get("thinking")))
+            if len((payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)).encode()) > OVERSIZED_BYTES:
+                big += 1
+            said = (b.get("text") or "").lstrip()
+            if (entry["type"] == "user" and b.get("type") == "text" and not entry.get("isMeta")
+                    and not said.startswith(CLAUDE_CLIENT_TEXT) and not said.startswith(CLAUDE_JSONL_CLIENT)):
+                calls = 0
+            calls += b.get("type") == "tool_use"
+            most = max(most, calls)
+    return {"fanout_turns": int(most > FANOUT_CALLS), "max_calls_in_turn": most, "oversized": big}
 
 
 # ----------------------------------------------------------------------------- Claude Code (extractor)
@@ -573,6 +660,10 @@ def extract(mirror: Path, out: Path) -> int:
                 key = f"{source['name']}:{CLOG_FILE_KEY.search(path).group(1)}"
                 session, rows = map_claude_conversation_log(text)
                 sessions.append((key, path, 0, session, rows))
+            elif source["format"] == "claude-code-jsonl":
+                key = f"{source['name']}:{Path(path).name.removesuffix('.jsonl')[:8]}"
+                session, rows = map_claude_jsonl(text)
+                sessions.append((key, path, 0, session, rows))
             elif source["format"] == "aider-history":
                 for n, (_start, session, rows) in enumerate(map_aider(text)):
                     if not any(r["role"] in ("user", "assistant") for r in rows):
@@ -807,6 +898,8 @@ def raw_counts(mirror: Path) -> dict[str, dict[str, int]]:
                 out[key] = _claude_raw_counts(text)
             elif source["format"] == "claude-conversation-log":
                 out[f"{source['name']}:{CLOG_FILE_KEY.search(path).group(1)}"] = _clog_raw_counts(text)
+            elif source["format"] == "claude-code-jsonl":
+                out[f"{source['name']}:{Path(path).name.removesuffix('.jsonl')[:8]}"] = _claude_jsonl_raw_counts(text)
             else:
                 starts = list(AIDER_START.finditer(text))
                 for n, match in enumerate(starts):
