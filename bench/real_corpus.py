@@ -279,8 +279,8 @@ def map_claude_export(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 # the user typed); the rest (summaries, file-history snapshots, "system" retry records, queue
 # operations) is Claude Code's bookkeeping. `isMeta` marks text Claude Code writes in the user's
 # turn (the local-command caveat, a skill's text); `!cmd` shell input and its output are the
-# client's too.
-CLAUDE_JSONL_CLIENT = ("<local-command-caveat>", "<bash-input>", "<bash-stdout>", "<bash-stderr>")
+# client's too, and so is the notice of a background command that ended ("<task-notification>").
+CLAUDE_JSONL_CLIENT = ("<local-command-caveat>", "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<task-notification>")
 
 
 def _claude_jsonl_entries(text: str) -> list[tuple[str, datetime | None, list[dict[str, Any]] | str, bool]]:
