@@ -206,7 +206,7 @@ _PARALLEL = re.compile(r"\b(?:at\s+the\s+same\s+time|simultaneously|in\s+paralle
 _CUE_WORDS = frozenset(
     """no not none nothing never unable incapable lack lacks lacking beyond outside impossible only
     restricted restrict restricts restricting limited sandbox sandboxed isolated air-gapped prevents
-    prevent need cannot cant dont""".split()
+    prevent need cannot cant dont interactive auto-deny""".split()
 )
 _CUE_PARTS = ("n't", "n’t", "as a", "i'm just", "i'm merely", "i'm simply", "i’m just", "i’m merely", "i’m simply", "nothing")
 _CUE_TOKEN = any_token(_CUE_WORDS)  # one of the cue words as a whole [a-z'-]+ token
@@ -239,7 +239,7 @@ def _table(name: str, key: str) -> re.Pattern[str]:
 # rules/lexicons/cant_run.toml: more claims, what is not one, what a claim names as missing
 _MORE_CLAIMS = _table("cant_run", "claims")
 _CLAIMS_ID = _table("cant_run", "claims_id")
-_NOT_A_CLAIM = re.compile("|".join(_table("cant_run", key).pattern for key in ("waiting", "code", "format", "scope")))
+_NOT_A_CLAIM = re.compile("|".join(_table("cant_run", key).pattern for key in ("waiting", "code", "format", "scope", "state")))
 _INSTRUCTIONS = _table("cant_run", "instructions")
 _MISSING = _table("cant_run", "missing")
 _MISSING_WORDS = tuple(lexicon.words(lexicon.load("nomos_forensics_rules", "cant_run")["words"]["missing"]))
@@ -340,7 +340,9 @@ class CantRun(Rule):
     tools can reboot a node", "there is no action for that", "that's beyond my capabilities",
     "As an AI, I can't", "I'm sandboxed", "I'm unable to provide information about that
     account", "I cannot assist with removing it", "you need to run these manually since they
-    require sudo", "no puedo ejecutar", "ich habe keinen Zugriff", "saya tidak dapat mengakses",
+    require sudo", Claude Code's permission and terminal refusals ("Both Bash and Write
+    permissions are in auto-deny mode", "Sudo requires interactive password", "it requires a
+    pseudo-terminal (PTY), which isn't available here"), "no puedo ejecutar", "ich habe keinen Zugriff", "saya tidak dapat mengakses",
     "我无法执行"); in a message that goes on to call a tool, only a claim that names what is
     missing ("I can't run pylint because it's not installed", "I can't test it without numpy"):
     an agent's thought that calls a tool and says only "since we can't do that" is not flagged
@@ -358,7 +360,9 @@ class CantRun(Rule):
     this behavior through the chat interface"); a claim gated on approval ("I can't run it
     until you confirm"), conditional, a question, about parallelism, about a third party
     ("nginx can't start", "your user doesn't have access"), in the past after trying, a
-    finding rather than an action ("I can't find/see/tell/confirm"), quoted, or inside code.
+    finding rather than an action ("I can't find/see/tell/confirm"), a statement about the
+    agent's state ("I don't have visibility into or control over processes outside of this CLI
+    session"), quoted, or inside code.
     Root cause: missing target or capability: the agent believes there is no way to act.
     Fix: use `run` with a shell command (there is no fixed action enum any more); make that explicit in SOUL.md.
     """

@@ -24,7 +24,7 @@ _ADVERBS = r"(?:\s+(?:still|currently|actually|really|unfortunately|simply|just|
 # What the agent lacks: knowledge about a topic.
 _INFO = (
     r"(?:knowledge|information|info|details|specifics|data|documentation|docs|records?|notes|context|"
-    r"release\s+notes|changelog|insights?|familiarity|entries|facts|intel|background|reference|references)"
+    r"release\s+notes|changelog|insights?|familiarity|entries|facts|intel|background(?!\s+(?:tasks?|process(?:es)?|jobs?|commands?|shells?|services?)\b)|reference|references)"
 )
 _INFO_MOD = (
     r"(?:\s+(?:any|much|enough|the|a|some|specific|local|stored|relevant|prior|internal|reliable|"
@@ -201,7 +201,8 @@ class NoWebTool(Rule):
     or third parties ("the container has no internet access", "the log has no information
     after 10:00", "I'm not aware of any errors", "the vendor has no information yet"); not for
     missing context about the user's own code ("I don't have enough context to determine what
-    specific repository you're working with").
+    specific repository you're working with"); not for the agent's own state ("I don't have any
+    background tasks running").
     Root cause: the deployment has no `http_get` / web-fetch MCP tool, so the agent cannot look things up.
     Fix: add the `http_get` (web fetch) MCP tool and tell the agent in SOUL.md to use it when local knowledge is missing.
 
