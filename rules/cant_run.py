@@ -362,7 +362,8 @@ class CantRun(Rule):
     ("nginx can't start", "your user doesn't have access"), in the past after trying, a
     finding rather than an action ("I can't find/see/tell/confirm"), a statement about the
     agent's state ("I don't have visibility into or control over processes outside of this CLI
-    session"), quoted, or inside code.
+    session"), a terminal or prompt it lacks but works around in the same sentence ("apt-get
+    requires an interactive prompt, so I'll pass -y"), quoted, or inside code.
     Root cause: missing target or capability: the agent believes there is no way to act.
     Fix: use `run` with a shell command (there is no fixed action enum any more); make that explicit in SOUL.md.
     """
