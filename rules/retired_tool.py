@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -36,19 +37,13 @@ class RetiredTool(Rule):
     wants = frozenset({Need.EXECUTIONS})  # checked when the table exists; never a reason to skip
 
     def check(self, session: Session, ctx) -> Iterator[Finding]:
-        retired = self.options["tools"]
+        retired = tuple(self.options["tools"])  # hashable: _retired_name remembers its answers
         if not retired:
             return
         calls: dict[str, list] = {name: [] for name in retired}
-        known = self.__dict__.setdefault("_known", {})  # called name -> retired name or None (few distinct)
         for message in session.messages:
             for call in message.tool_calls:
-                called = call.name
-                name = known.get(called, _UNSEEN)
-                if name is _UNSEEN:
-                    if len(known) >= _KNOWN_MAX:
-                        known.clear()
-                    name = known[called] = _retired_name(called, retired)
+                name = _retired_name(call.name, retired)
                 if name:
                     calls[name].append((message, f"{message.role} called {call.name}{_args(call.arguments)}"))
         # a stored result without its call (calls lost in an odd content shape) still counts
@@ -85,11 +80,8 @@ class RetiredTool(Rule):
             )
 
 
-_UNSEEN = object()
-_KNOWN_MAX = 4096  # distinct tool names remembered per rule instance (a database has a few dozen)
-
-
-def _retired_name(called: str | None, retired: list[str]) -> str | None:
+@functools.lru_cache(maxsize=4096)  # a database has a few dozen distinct tool names
+def _retired_name(called: str | None, retired: tuple[str, ...]) -> str | None:
     if not called:
         return None
     lowered = called.strip().lower()
