@@ -283,8 +283,9 @@ def map_claude_export(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 CLAUDE_JSONL_CLIENT = ("<local-command-caveat>", "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<task-notification>")
 
 
-def _claude_jsonl_entries(text: str) -> list[tuple[str, datetime | None, list[dict[str, Any]] | str, bool]]:
-    entries = []
+def _claude_jsonl_conversation(text: str) -> Iterator[tuple[dict[str, Any], Any]]:
+    """(entry, its message content) of each readable user or assistant line of the main thread
+    (sub-agent sidechains and Claude Code's bookkeeping lines left out)."""
     for line in text.splitlines():
         if not line.strip():
             continue
@@ -294,7 +295,12 @@ def _claude_jsonl_entries(text: str) -> list[tuple[str, datetime | None, list[di
             continue
         if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant") or entry.get("isSidechain"):
             continue
-        content = (entry.get("message") or {}).get("content")
+        yield entry, (entry.get("message") or {}).get("content")
+
+
+def _claude_jsonl_entries(text: str) -> list[tuple[str, datetime | None, list[dict[str, Any]] | str, bool]]:
+    entries = []
+    for entry, content in _claude_jsonl_conversation(text):
         if content is None:
             continue
         if isinstance(content, list):
@@ -328,14 +334,7 @@ def _claude_jsonl_raw_counts(text: str) -> dict[str, int]:
     """A Claude Code session file counted from its lines: a turn starts at a user entry with text
     the user typed (not a tool result, not text Claude Code writes); a payload is one content block."""
     calls = most = big = 0
-    for line in text.splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant") or entry.get("isSidechain"):
-            continue
-        content = (entry.get("message") or {}).get("content")
+    for entry, content in _claude_jsonl_conversation(text):
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [b for b in content or [] if isinstance(b, dict)]
         for b in blocks:
             payload = b.get("text") if b.get("type") == "text" else b.get("content", b.get("input", b.get("thinking")))
