@@ -139,7 +139,7 @@ def overview(s: ReportSummary, filters: dict[str, Any]) -> dict[str, Any]:
                 for o in (Outcome.ACHIEVED, Outcome.FAILED, Outcome.PARTIAL, Outcome.UNKNOWN)]
     worst = []
     for row, card in [*s.worst_sessions(), *((row, None) for row in s.bucket_sessions())]:
-        day = row.get("day", row["created"][:10])
+        day = row["day"]
         worst.append({**row, "bucket": bucket_of(day, weekly) if day else "", "card": card})
     saved = sorted(s.truncation.items(), key=lambda kv: (-kv[1][1], kv[0]))
     return {
