@@ -29,6 +29,18 @@ def invoke(capsys, *args: str) -> Result:
     return Result(code, captured.out, captured.err)
 
 
+def shard_files(capsys, tmp_path: Path, dsn: str, n: int, *args: str, name: str = "shard") -> list[Path]:
+    """`scan --shard K/N ARGS` for every K, each into tmp_path/NAME-K.jsonl."""
+    paths = []
+    for k in range(n):
+        r = invoke(capsys, "scan", "--dsn", dsn, "--shard", f"{k}/{n}", *args)
+        assert r.code in (0, 1), r.err
+        path = tmp_path / f"{name}-{k}.jsonl"
+        path.write_text(r.out, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
 def script(*args: str, env: dict | None = None, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
     """Run the installed `nomos-forensics` script as a subprocess."""
     full_env = {**os.environ, **(env or {})}

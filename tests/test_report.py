@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import re
 
+import psycopg
 import pytest
 
 from nomos_forensics.report import script_json, wilson
 
-from .helpers import invoke
-from .report_fixtures import HOSTILE_ID, add_hostile_session, add_long_session
+from .helpers import invoke, shard_files
+from .report_fixtures import HOSTILE_ID, LONG_ID, add_hostile_session, add_long_session
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +110,51 @@ def test_review_html_is_one_session_page(capsys, report_dsn):
 def test_report_refuses_an_unwritable_path(capsys, report_dsn, tmp_path):
     result = invoke(capsys, "report", "--dsn", report_dsn, "-o", str(tmp_path / "no" / "such" / "r.html"))
     assert result.code == 2 and "cannot write" in result.err
+
+
+@pytest.mark.parametrize("args", [(), ("--select", "NF001,NF003,NF107", "--transcripts", "2", "--sessions", "3")])
+def test_a_report_from_shards_is_the_report_from_the_database(capsys, tmp_path, report_dsn, args):
+    rules = args[:2]
+    shards = [str(p) for p in shard_files(capsys, tmp_path, report_dsn, 3, *rules)]
+    whole, from_db = _report(capsys, tmp_path, report_dsn, *args, name="db.html")
+    merged, from_shards = _report(capsys, tmp_path, report_dsn, *args, *reversed(shards), name="shards.html")
+    assert _strip_generated(merged) == _strip_generated(whole)
+    assert from_shards.code == from_db.code
+    assert from_shards.err.replace("shards.html", "db.html") == from_db.err
+    assert 'class="transcript"' in merged
+
+
+def test_a_report_from_shards_refuses_what_would_not_be_that_scan(capsys, tmp_path, make_db):
+    dsn = make_db(sample=True)
+    add_long_session(dsn)
+    shards = [str(p) for p in shard_files(capsys, tmp_path, dsn, 3)]
+    out = str(tmp_path / "r.html")
+
+    def refused(*args: str, code: int, needle: str) -> None:
+        result = invoke(capsys, "report", "--dsn", dsn, "-o", out, *args)
+        assert result.code == code and needle in result.err, result.err
+        assert len(result.err.strip().splitlines()) == 1, result.err
+        assert not (tmp_path / "r.html").exists(), "nothing is written"
+
+    refused("--since", "2026-01-01", *shards, code=2, needle="--since: the shards were scanned with their own filters")
+    refused("--jobs", "2", *shards, code=2, needle="--jobs")
+    refused(*shards[:2], code=3, needle="missing shard 2/3")
+    refused("--select", "NF001", *shards, code=3, needle="the shards ran other rules or options (rules differ")
+    stale = tmp_path / "stale.jsonl"  # a trailer without the report's figures (an earlier version)
+    lines = open(shards[0], encoding="utf-8").read().splitlines()
+    trailer = json.loads(lines[-1])
+    del trailer["nomos_forensics_shard"]["summary"]["truncation"]
+    stale.write_text("\n".join(lines[:-1] + [json.dumps(trailer)]) + "\n", encoding="utf-8")
+    refused(str(stale), *shards[1:], code=3, needle="written by an earlier nomos-forensics")
+    # the worst session (the long one, carried with its transcript) changes after the scan
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("UPDATE messages SET content = jsonb_set(content, '{text}', '\"edited\"')"
+                     " WHERE id = (SELECT min(id) FROM messages WHERE session_id = %s AND role = 'user')",
+                     (LONG_ID,))
+    refused(*shards, code=3, needle=f"session {LONG_ID}: its card is not the shard's")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DELETE FROM sessions WHERE id = %s", (LONG_ID,))
+    refused(*shards, code=3, needle=f"session {LONG_ID} of the shards is not in this database")
 
 
 def _long_card(n: int, evidence_at: list[int]):

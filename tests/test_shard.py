@@ -20,21 +20,10 @@ from nomos_forensics import devdb
 from nomos_forensics.scan import Summary
 from nomos_forensics.scan.parallel import pick_jobs
 
-from .helpers import invoke
+from .helpers import invoke, shard_files
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("jsonl", "json", "table", "markdown")
-
-
-def _shards(capsys, tmp_path: Path, dsn: str, n: int, *args: str, name: str = "shard") -> list[Path]:
-    paths = []
-    for k in range(n):
-        r = invoke(capsys, "scan", "--dsn", dsn, "--shard", f"{k}/{n}", *args)
-        assert r.code in (0, 1), r.err
-        path = tmp_path / f"{name}-{k}.jsonl"
-        path.write_text(r.out, encoding="utf-8")
-        paths.append(path)
-    return paths
 
 
 def _assert_merge_is_the_scan(capsys, dsn: str, paths: list[Path], *args: str) -> None:
@@ -68,29 +57,29 @@ def generated_dsn(admin_dsn, tmp_path_factory):
 
 
 def test_three_shards_merge_to_the_whole_scan_on_the_sample(capsys, tmp_path, sample_dsn):
-    paths = _shards(capsys, tmp_path, sample_dsn, 3)
+    paths = shard_files(capsys, tmp_path, sample_dsn, 3)
     counts = [_trailer(p)["nomos_forensics_shard"]["sessions"] for p in paths]
     assert all(counts) and sum(counts) == len(invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl").out.splitlines())
     _assert_merge_is_the_scan(capsys, sample_dsn, paths)
     # merge takes the shards in any order; a shard may itself run --jobs workers
     assert invoke(capsys, "merge", *map(str, reversed(paths)), "--format", "jsonl").out == \
         invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl").out
-    jobs = _shards(capsys, tmp_path, sample_dsn, 3, "--jobs", "2", name="jobs")
+    jobs = shard_files(capsys, tmp_path, sample_dsn, 3, "--jobs", "2", name="jobs")
     assert [p.read_bytes() for p in jobs] == [p.read_bytes() for p in paths]
 
 
 def test_three_shards_merge_to_the_whole_scan_on_a_generated_db(capsys, tmp_path, generated_dsn):
-    paths = _shards(capsys, tmp_path, generated_dsn, 3)
+    paths = shard_files(capsys, tmp_path, generated_dsn, 3)
     _assert_merge_is_the_scan(capsys, generated_dsn, paths)
     # filters, --limit (picked before partitioning) and --fail-on travel with the shards
     args = ("--limit", "50", "--until", "2030-01-01", "--fail-on", "friction")
-    limited = _shards(capsys, tmp_path, generated_dsn, 3, *args, name="limited")
+    limited = shard_files(capsys, tmp_path, generated_dsn, 3, *args, name="limited")
     _assert_merge_is_the_scan(capsys, generated_dsn, limited, *args)
     assert invoke(capsys, "merge", *map(str, limited)).code == 1
 
 
 def test_a_shard_is_the_jobs_hash_partition(capsys, tmp_path, sample_dsn):
-    paths = _shards(capsys, tmp_path, sample_dsn, 4)
+    paths = shard_files(capsys, tmp_path, sample_dsn, 4)
     with psycopg.connect(sample_dsn) as conn:
         for k, path in enumerate(paths):
             expected = [r[0] for r in conn.execute(
@@ -101,7 +90,7 @@ def test_a_shard_is_the_jobs_hash_partition(capsys, tmp_path, sample_dsn):
 
 def test_the_trailer_matches_its_schema_and_the_summary_round_trips(capsys, tmp_path, sample_dsn):
     schema = json.loads((ROOT / "docs" / "shard.schema.json").read_text())
-    for path in _shards(capsys, tmp_path, sample_dsn, 2):
+    for path in shard_files(capsys, tmp_path, sample_dsn, 2):
         trailer = _trailer(path)
         jsonschema.validate(trailer, schema)
         state = trailer["nomos_forensics_shard"]["summary"]
@@ -137,9 +126,9 @@ def test_bad_shard_sets_are_one_line_and_exit_3(capsys, tmp_path, sample_dsn, sh
     _refused(capsys, s0, s1, s1, s2, needle="shard 1/3 given twice")
     _refused(capsys, tmp_path / "nope.jsonl", needle="cannot read shard")
     # mixed: another N, other settings
-    other_n = _shards(capsys, tmp_path, sample_dsn, 2, name="two")
+    other_n = shard_files(capsys, tmp_path, sample_dsn, 2, name="two")
     _refused(capsys, s0, s1, other_n[1], needle="a different number of shards")
-    selected = _shards(capsys, tmp_path, sample_dsn, 3, "--select", "tool-fanout", name="sel")
+    selected = shard_files(capsys, tmp_path, sample_dsn, 3, "--select", "tool-fanout", name="sel")
     _refused(capsys, s0, selected[1], s2, needle="other scan settings (rules differ)")
     # corrupt: truncated (no trailer), an edited card line, a plain scan, garbage, a dropped line
     text = s1.read_text(encoding="utf-8")
@@ -228,7 +217,7 @@ def test_jobs_auto_in_compare_and_report(capsys, sample_dsn, tmp_path):
 def test_merge_by_gives_the_series_of_one_scan(capsys, tmp_path, generated_dsn, by):
     """One scan across machines, then trends without scanning again: `merge --by` of the shards
     prints what `scan --by` prints over the same sessions, in every format, with its exit code."""
-    paths = _shards(capsys, tmp_path, generated_dsn, 3, "--fail-on", "friction", name="by" + by.replace(",", "-"))
+    paths = shard_files(capsys, tmp_path, generated_dsn, 3, "--fail-on", "friction", name="by" + by.replace(",", "-"))
     for fmt in ("table", "json", "jsonl", "csv", "markdown"):
         whole = invoke(capsys, "scan", "--dsn", generated_dsn, "--by", by, "--format", fmt, "--fail-on", "friction")
         merged = invoke(capsys, "merge", *map(str, paths), "--by", by, "--format", fmt)
@@ -239,7 +228,7 @@ def test_merge_by_gives_the_series_of_one_scan(capsys, tmp_path, generated_dsn, 
 def test_compare_from_shards_is_compare_from_the_database(capsys, tmp_path, generated_dsn):
     """Did the release fix it, from the shard files of one scan across machines: the same
     comparison as `compare` reading the database, with the same gate and exit code."""
-    paths = _shards(capsys, tmp_path, generated_dsn, 3, name="cmp")
+    paths = shard_files(capsys, tmp_path, generated_dsn, 3, name="cmp")
     with psycopg.connect(generated_dsn) as conn:
         middle = conn.execute("SELECT to_timestamp(avg(extract(epoch FROM created_at))) FROM sessions").fetchone()[0]
     at = middle.date().isoformat()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 import tempfile
@@ -10,10 +11,21 @@ import tempfile
 import click
 
 from ..clikit import MAX_COUNT, App, connection_options, pass_app, rule_options, since_option
-from ..errors import ConfigError, ExitCode
-from ..render import Format
+from ..engine import load_session, review
+from ..errors import ConfigError, ExitCode, SessionNotFound
+from ..render import Format, card_json
 from ..report import DEFAULT_LISTED, DEFAULT_TRANSCRIPTS, ReportSummary, report_page
-from ..scan import ScanFilters, card_results, count_sessions, parallel_scan, settle_memory, stream_sessions
+from ..scan import (
+    ScanFilters,
+    ShardError,
+    card_results,
+    count_sessions,
+    parallel_scan,
+    read_shards,
+    scan_settings,
+    settle_memory,
+    stream_sessions,
+)
 from .scan import emit, jobs_option, open_ruleset, resolve_jobs, scan_job
 
 NOT_WRITTEN = "; no report written"
@@ -34,20 +46,46 @@ NOT_WRITTEN = "; no report written"
               help="List the N worst sessions with their card (plus each signature's 20 worst).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="report.html",
               show_default=True, help="Where to write the HTML file ('-' for stdout).")
+@click.argument("shards", nargs=-1, type=click.Path(dir_okay=False), metavar="[SHARD.jsonl...]")
 @pass_app
 def report(app: App, since, until, status, model, jobs, transcripts: int, listed: int, output: str,
-           selection) -> int:
+           shards: tuple[str, ...], selection) -> int:
     """Write one self-contained HTML report: signature rates over time and by model, tools,
-    sizes, the worst sessions and their annotated transcripts. Made in scan's single pass."""
+    sizes, the worst sessions and their annotated transcripts. Made in scan's single pass, or
+    from the shard files of one `scan --shard K/N` (the database is then read only for the
+    transcripts carried)."""
+    factory = functools.partial(ReportSummary, transcripts=transcripts, listed=max(listed, 0))
+    if shards:
+        ctx = click.get_current_context()
+        given = [f"--{name.replace('_', '-')}" for name in ("since", "until", "status", "model", "jobs", "fail_on")
+                 if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: the shards were scanned with their own filters")
+        summary, html, code = _from_shards(app, list(shards), factory, selection)
+    else:
+        summary, html, code = _from_database(app, since, until, status, model, jobs, factory, selection)
+        if code == ExitCode.INTERRUPTED:
+            return int(code)
+    _write(output, html)
+    if output != "-":
+        click.echo(f"nomos-forensics: wrote {output} ({len(html.encode('utf-8')) / 1e6:.1f} MB, "
+                   f"{summary.sessions} sessions, {min(transcripts, len(summary.transcript_map()))} transcripts)",
+                   err=True)
+    return int(code)
+
+
+def _shown(since, until, status, model, selection) -> dict:
+    """The scan's filters and rule selection, as the report's header lists them."""
+    return {"since": since, "until": until, "status": status, "model": model,
+            "select": ", ".join(selection.select) or None, "ignore": ", ".join(selection.ignore) or None}
+
+
+def _from_database(app: App, since, until, status, model, jobs, factory, selection):
     db = app.db
     filters = ScanFilters(since=since, until=until, status=status, model=model)
-    factory = functools.partial(ReportSummary, transcripts=transcripts, listed=max(listed, 0))
     summary = factory()
-    shown = {
-        "since": since.isoformat() if since else None, "until": until.isoformat() if until else None,
-        "status": status, "model": model, "select": ", ".join(selection.select) or None,
-        "ignore": ", ".join(selection.ignore) or None,
-    }
+    shown = _shown(since.isoformat() if since else None, until.isoformat() if until else None, status, model,
+                   selection)
     with db.connect("scanning sessions") as conn:
         schema, ruleset = open_ruleset(app, conn, selection)
         total = count_sessions(db, conn, filters)
@@ -62,15 +100,58 @@ def report(app: App, since, until, status, model, jobs, transcripts: int, listed
         job = scan_job(db, filters, selection, summary_factory=factory, lines=False)
         code = emit(parallel_scan(job, jobs, summary), Format.TABLE, sys.stdout, total, interrupted=NOT_WRITTEN)
     if code == ExitCode.INTERRUPTED:
-        return int(code)
+        return summary, "", code
     with db.connect("reading the worst sessions' tool outputs") as conn:
         html = report_page(db, conn, summary, shown)
-    _write(output, html)
-    if output != "-":
-        click.echo(f"nomos-forensics: wrote {output} ({len(html.encode('utf-8')) / 1e6:.1f} MB, "
-                   f"{summary.sessions} sessions, {min(transcripts, len(summary.transcript_map()))} transcripts)",
-                   err=True)
-    return int(code)
+    return summary, html, code
+
+
+def _from_shards(app: App, paths: list[str], factory, selection):
+    """The report of the scan the shard files hold, equal to the one `report` makes from the
+    database over the same sessions: the summary merged from the trailers, the report's own
+    aggregates from the card lines, and each carried transcript from its session reviewed again
+    (its card must be the shard's, line for line: same data, same rules)."""
+    merged = read_shards(paths)  # every file checked whole first
+    settings = merged.shards[0].trailer["scan"]
+    summary = factory()
+    summary.merge(merged.summary)
+    if summary.truncation is None:
+        raise ShardError("these shards were written by an earlier nomos-forensics, without the figures a report "
+                         "needs (truncation savings): run the scan --shard again")
+    for line in merged.lines():
+        summary.add_card_json(json.loads(line), line)
+    db = app.db
+    with db.connect("reading the worst sessions") as conn:
+        schema, ruleset = open_ruleset(app, conn, selection)
+        _same_rules(scan_settings(ruleset, selection.config, ScanFilters(), None), settings)
+        for session_id, line in summary.pending_transcripts():
+            try:
+                session = load_session(db, conn, session_id, needs=ruleset.needs, schema=schema,
+                                       logical_floor=ruleset.logical_floor)
+            except SessionNotFound:
+                raise ShardError(f"session {session_id} of the shards is not in this database "
+                                 "(another database, or deleted since the scan)") from None
+            card = review(session, ruleset, query=db.rule_query(conn), schema=schema,
+                          manager=selection.registry.manager)
+            if card_json(card, indent=None) != line:
+                raise ShardError(f"session {session_id}: its card is not the shard's (the session changed since the "
+                                 "scan, or the rules' options differ: give the scan's --config and --plugin)")
+            summary.carry_transcript(card)
+        filters = settings["filters"]
+        shown = _shown(filters["since"], filters["until"], filters["status"], filters["model"], selection)
+        html = report_page(db, conn, summary, shown)
+    return summary, html, ExitCode.FINDINGS if merged.failed else ExitCode.OK
+
+
+def _same_rules(mine: dict, theirs: dict) -> None:
+    """The rules this report would run must be the ones the shards ran (their transcripts are
+    reviewed again here)."""
+    mine = json.loads(json.dumps(mine, default=str))  # as the trailer wrote them
+    differ = [key for key in ("rules", "skipped", "grace_minutes") if mine[key] != theirs.get(key)]
+    if differ:
+        ran = ", ".join(code for code, _name, _options in theirs.get("rules", []))
+        raise ShardError(f"the shards ran other rules or options ({', '.join(differ)} differ; they ran {ran}): "
+                         "give the scan's --select, --ignore, --plugin and --config")
 
 
 def _write(output: str, html: str) -> None:

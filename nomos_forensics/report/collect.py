@@ -1,7 +1,8 @@
 """What the report needs beyond the scan's summary, gathered from the same stream of cards in
-the same pass: sessions and signatures per day, messages, outcome mix, what truncating tool
-outputs would save, and the worst sessions, the first `transcripts` of them with their
-messages (as the pass read them: no tool output text, which stays on the server).
+the same pass (or from the card lines of shard files): sessions and signatures per day,
+messages, outcome mix, and the worst sessions, the first `transcripts` of them with their
+messages (as the pass read them: no tool output text, which stays on the server). What
+truncating tool outputs would save is in the scan's summary, so that shard files carry it.
 
 Memory is bounded: counters per day and rule, and heaps of fixed size. Mergeable across
 `--jobs` partitions with the same result in any order (every heap key is total).
@@ -12,13 +13,13 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from ..card import Card
 from ..model import Message
+from ..rule import Severity
 from ..scan import Summary
-from ..sizes import DEFAULT_TRUNCATE_AT_KB
 
 DEFAULT_TRANSCRIPTS = 200  # sessions whose transcript the report carries
 DEFAULT_LISTED = 500  # sessions in the worst-sessions table (with their card)
@@ -26,7 +27,6 @@ PER_RULE = 20  # the worst sessions of each signature are listed even when not a
 # and the worst session of each day and signature (a row, without its card): a click on any
 # point of the rate chart lists at least one session (a week's point, up to seven)
 PER_DAY_RULE = 1
-TRUNCATE_AT = int(DEFAULT_TRUNCATE_AT_KB * 1024)  # what `sizes` assumes a tool output is cut to
 TEXT_KEEP = 1500  # characters of a user/assistant message kept in a report's transcript (head and tail)
 MAX_MESSAGES = 60  # a longer transcript keeps its first and last EDGE, then CONTEXT around each message
 EDGE, CONTEXT = 10, 1  # that carries a finding's evidence, in order, up to MAX_MESSAGES in all
@@ -48,7 +48,6 @@ class ReportSummary(Summary):
     last: str | None = None
     days: Counter = field(default_factory=Counter)  # day -> sessions
     day_rules: Counter = field(default_factory=Counter)  # (day, rule) -> sessions
-    truncation: dict[str, list[int]] = field(default_factory=dict)  # tool -> [outputs cut, bytes saved]
     _listed: list = field(default_factory=list)  # (key, row, card json)
     _per_rule: dict[str, list] = field(default_factory=dict)
     _per_day_rule: dict[tuple[str, str], list] = field(default_factory=dict)  # (day, rule) -> (key, row)
@@ -56,8 +55,28 @@ class ReportSummary(Summary):
 
     def add(self, card: Card) -> None:
         super().add(card)
-        self.messages += len(card.session.messages)
-        created = card.session.info.created_at
+        self._add_report(
+            card.session.info.created_at, sorted({f.rule for f in card.findings}), session_key(card),
+            len(card.session.messages), lambda: session_row(card), card.to_json, lambda: select_messages(card),
+        )
+
+    def add_card_json(self, card: dict[str, Any], line: str) -> None:
+        """The report's own aggregates of one card line of a shard file (`card`: `line`
+        decoded); the scan's summary comes merged from the shards' trailers. The transcript is
+        not in the line: a carried session holds its line until `carry_transcript` gives it the
+        messages of its session reviewed again."""
+        session = card["session"]
+        created = _parse_stamp(session.get("created_at"))
+        rules = sorted({f["rule"] for f in card["findings"]})
+        key = (int(Severity.parse(card["severity"])), len(card["findings"]), session["id"])
+        self._add_report(created, rules, key, int(card["stats"]["messages"]),
+                         lambda: row_of_json(card, created), lambda: card, lambda: line)
+
+    def _add_report(self, created, rules: list[str], key: tuple, messages: int, row_of, card_of, selection) -> None:
+        """What `add` adds beyond the scan's summary. `row_of()`, `card_of()` and `selection()`
+        give the session's table row, its card JSON and its transcript's messages, each called
+        only when it is kept."""
+        self.messages += messages
         day = None
         if created is not None:
             if created.tzinfo is not None:  # compared and bucketed in UTC
@@ -67,36 +86,39 @@ class ReportSummary(Summary):
             self.last = stamp if self.last is None or stamp > self.last else self.last
             day = stamp[:10]
             self.days[day] += 1
-        rules = sorted({f.rule for f in card.findings})
         if day is not None:
             self.day_rules.update((day, rule) for rule in rules)
-        for message in card.session.messages:
-            if message.role == "tool" or message.tool_results:
-                size = message.logical_bytes or message.disk_bytes or 0
-                if size > TRUNCATE_AT:
-                    entry = self.truncation.setdefault(message.tool_name or "(unnamed)", [0, 0])
-                    entry[0] += 1
-                    entry[1] += size - TRUNCATE_AT
-        if not card.findings:
+        if not rules:
             return
-        key = session_key(card)
         wanted = _wants(self._listed, key, self.listed) or any(
             _wants(self._per_rule.get(rule, []), key, PER_RULE) for rule in rules
         )
+        row = None
         if wanted:
-            item = (key, session_row(card), card.to_json())
+            row = row_of()
+            item = (key, row, card_of())
             _push(self._listed, item, self.listed)
             for rule in rules:
                 _push(self._per_rule.setdefault(rule, []), item, PER_RULE)
         if _wants(self._transcripts, key, self.transcripts):  # the messages now, their entries at the end
-            _push(self._transcripts, (key, select_messages(card)), self.transcripts)
+            _push(self._transcripts, (key, selection()), self.transcripts)
         if day is not None:
-            row = None
             for rule in rules:
                 heap = self._per_day_rule.setdefault((day, rule), [])
                 if _wants(heap, key, PER_DAY_RULE):
-                    row = row or session_row(card)
+                    row = row or row_of()
                     _push(heap, (key, row), PER_DAY_RULE)
+
+    def pending_transcripts(self) -> list[tuple[str, str]]:
+        """(session id, card line) of each carried session whose messages are still to be read
+        (a report from shards), in session-id order."""
+        return sorted((key[2], held) for key, held in self._transcripts if isinstance(held, str))
+
+    def carry_transcript(self, card: Card) -> None:
+        """The messages of a carried session, from its card reviewed again (report from shards)."""
+        for index, (key, held) in enumerate(self._transcripts):
+            if key[2] == card.session.id and isinstance(held, str):
+                self._transcripts[index] = (key, select_messages(card))  # same key: the heap stays a heap
 
     def merge(self, other: Summary) -> None:
         super().merge(other)
@@ -109,10 +131,6 @@ class ReportSummary(Summary):
                 self.last = stamp if self.last is None or stamp > self.last else self.last
         self.days.update(other.days)
         self.day_rules.update(other.day_rules)
-        for tool, (cut, saved) in other.truncation.items():
-            entry = self.truncation.setdefault(tool, [0, 0])
-            entry[0] += cut
-            entry[1] += saved
         for item in other._listed:
             _push(self._listed, item, self.listed)
         for rule, items in other._per_rule.items():
@@ -188,6 +206,23 @@ def session_row(card: Card) -> dict[str, Any]:
         "rules": sorted({f.rule for f in card.findings}), "findings": len(card.findings),
         "messages": len(card.session.messages),
     }
+
+
+def row_of_json(card: dict[str, Any], created) -> dict[str, Any]:
+    """`session_row` of a card line (`created`: its session's creation, parsed)."""
+    session = card["session"]
+    return {
+        "id": session["id"], "title": session.get("title") or "", "severity": card["severity"],
+        "outcome": card["outcome"], "model": session.get("model") or "(unknown)",
+        "created": session.get("created_at") or "", "day": _utc_day(created),
+        "rules": sorted({f["rule"] for f in card["findings"]}), "findings": len(card["findings"]),
+        "messages": int(card["stats"]["messages"]),
+    }
+
+
+def _parse_stamp(value: str | None):
+    """A card's `created_at` (isoformat, as Card.to_json wrote it) back as a datetime."""
+    return datetime.fromisoformat(value) if value else None
 
 
 def clip(text: str | None, keep: int = TEXT_KEEP) -> tuple[str | None, int]:

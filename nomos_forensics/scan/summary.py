@@ -10,8 +10,10 @@ from typing import Any
 
 from ..card import Card
 from ..model import Message
+from ..sizes.options import DEFAULT_TRUNCATE_AT_KB
 
 TOP_K = 10
+TRUNCATE_AT = int(DEFAULT_TRUNCATE_AT_KB * 1024)  # what `sizes` assumes a tool output is cut to
 
 
 # ------------------------------------------------------------------ the summary
@@ -29,6 +31,9 @@ class Summary:
     fanout: dict[str, dict[str, int]] = field(default_factory=dict)  # tool -> turns, max_calls
     models: dict[str, Counter] = field(default_factory=dict)
     rule_errors: Counter = field(default_factory=Counter)
+    # tool -> [outputs over TRUNCATE_AT, bytes cutting them there saves]: the report's panel,
+    # kept here so that shard files carry it (None: shards of an older version did not record it)
+    truncation: dict[str, list[int]] | None = field(default_factory=dict)
     _worst: list = field(default_factory=list)
     _biggest: list = field(default_factory=list)
     series: Any = None  # a trends.Series fed every card too (scan --by, compare), or None
@@ -65,9 +70,15 @@ class Summary:
             self._push(self._worst, item)
         biggest = self._biggest
         floor = biggest[0][0][0] if len(biggest) >= TOP_K else 0  # a smaller size can never enter the list
+        truncation = self.truncation
         for message in card.session.messages:  # once per message: the common case inline
             size = message.disk_bytes or 0
             logical = message.logical_bytes
+            if truncation is not None and (logical or size) > TRUNCATE_AT and (
+                    message.role == "tool" or message.tool_results):
+                entry = truncation.setdefault(message.tool_name or "(unnamed)", [0, 0])
+                entry[0] += 1
+                entry[1] += (logical or size) - TRUNCATE_AT
             if logical and logical > size:
                 size = logical
             # the whole key, ties included, as _push and merge compare it: any --jobs, same list
@@ -99,6 +110,13 @@ class Summary:
             current["max_calls"] = max(current["max_calls"], entry["max_calls"])
         for model, counts in other.models.items():
             self.models.setdefault(model, Counter()).update(counts)
+        if self.truncation is not None and other.truncation is not None:
+            for tool, (cut, saved) in other.truncation.items():
+                entry = self.truncation.setdefault(tool, [0, 0])
+                entry[0] += cut
+                entry[1] += saved
+        else:
+            self.truncation = None  # not known for every part: not known
         for item in other._worst:
             self._push(self._worst, item)
         for item in other._biggest:
@@ -111,6 +129,7 @@ class Summary:
             "sessions": self.sessions, "sessions_with_findings": self.sessions_with_findings,
             **{name: dict(sorted(getattr(self, name).items())) for name in _COUNTERS},
             "fanout": dict(sorted(self.fanout.items())),
+            "truncation": None if self.truncation is None else dict(sorted(self.truncation.items())),
             "models": {model: dict(sorted(counts.items())) for model, counts in sorted(self.models.items())},
             "worst": [[list(key), item] for key, item in sorted(self._worst, key=lambda x: x[0], reverse=True)],
             "biggest": [[list(key), item] for key, item in sorted(self._biggest, key=lambda x: x[0], reverse=True)],
@@ -126,6 +145,9 @@ class Summary:
                           for tool, e in state["fanout"].items()}
         summary.models = {str(model): Counter({str(k): int(v) for k, v in counts.items()})
                           for model, counts in state["models"].items()}
+        truncation = state.get("truncation")  # absent from the shards of earlier versions
+        summary.truncation = None if truncation is None else {
+            str(tool): [int(cut), int(saved)] for tool, (cut, saved) in truncation.items()}
         for heap, items in ((summary._worst, state["worst"]), (summary._biggest, state["biggest"])):
             for key, item in items:
                 if not isinstance(item, dict):
