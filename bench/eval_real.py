@@ -11,6 +11,7 @@
     .venv/bin/python bench/eval_real.py --dsn ... --split heldout4 # the fourth: Claude Code sessions (tool calls)
     .venv/bin/python bench/eval_real.py --dsn ... --split heldout5 # the fifth: other users' Claude Code sessions
     .venv/bin/python bench/eval_real.py --dsn ... --split heldout6 # the sixth: Claude Code session files (JSONL)
+    .venv/bin/python bench/eval_real.py --dsn ... --split heldout7 # the seventh: aider histories of five more users
 
 Builds the corpus database from the mapped sessions (bench/real_corpus.py build), runs
 `nomos-forensics scan --format jsonl` on it through the CLI, and compares every card with the
@@ -46,7 +47,7 @@ COUNT_RULES = {"tool-fanout": "fanout_turns", "oversized-message": "oversized"}
 DERIVED_RULES = {"error-card": "error_cards"}
 ERROR_CAUSES = ("quota", "rate_limit", "context_length", "auth", "config", "provider", "timeout", "tool", "unknown")
 OUTCOMES = ("achieved", "partial", "failed", "unknown")
-SPLITS = ("all", "tuned", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")  # a manifest line without `split` is in the tuned set
+SPLITS = ("all", "tuned", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7")  # a manifest line without `split` is in the tuned set
 
 
 def in_split(labels: dict[str, dict[str, Any]], manifest: list[dict[str, Any]], split: str) -> dict[str, dict[str, Any]]:

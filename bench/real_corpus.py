@@ -672,6 +672,10 @@ def extract(mirror: Path, out: Path) -> int:
                 raise SystemExit(f"unknown format {source['format']!r} in {SOURCES}")
         kept = []
         for item in sessions:  # the same run committed twice under two names is one session
+            said = sum(1 for r in item[4] if r["role"] in ("user", "assistant"))
+            if said < source.get("min_said", 0):  # a source may ask for some substance (heldout7: 2)
+                print(f"  skipped {item[0]}: {said} user/assistant message(s), under min_said {source['min_said']}")
+                continue
             fingerprint = json.dumps(item[4], ensure_ascii=False, default=_iso, sort_keys=True)
             if fingerprint in seen:
                 print(f"  skipped {item[0]}: the same messages as {seen[fingerprint]}")

@@ -101,6 +101,26 @@ def test_aider_history_maps_to_nomos_rows():
     assert [r["role"] for r in sessions[1][2]] == ["system", "system"]  # nothing said: extract skips it
 
 
+def test_extract_leaves_out_sessions_under_a_sources_min_said(tmp_path, monkeypatch):
+    history = (
+        "# aider chat started at 2026-05-01 10:00:00\n\n#### only a prompt, nobody answers\n\n"
+        "# aider chat started at 2026-05-01 11:00:00\n\n#### fix the bug\n\nDone, the bug is fixed.\n"
+    )
+    source = {"name": "aider-demo", "repo": "demo/demo", "commit": "0" * 40, "licence": "MIT", "format": "aider-history",
+              "files": [".aider.chat.history.md"], "language": "en", "split": "heldout7", "min_said": 2}
+    monkeypatch.setattr(real_corpus, "load_sources", lambda: [source])
+    monkeypatch.setattr(real_corpus, "read_file", lambda mirror, src, path: history)
+    monkeypatch.setattr(real_corpus, "ROOT", tmp_path)
+    monkeypatch.setattr(real_corpus, "MANIFEST", tmp_path / "manifest.jsonl")
+    assert real_corpus.extract(tmp_path / "mirror", tmp_path / "data") == 0
+    manifest = [json.loads(line) for line in (tmp_path / "manifest.jsonl").read_text().splitlines()]
+    assert [m["key"] for m in manifest] == ["aider-demo:001"]  # the lone prompt (one message) is left out
+    assert manifest[0]["split"] == "heldout7" and manifest[0]["messages"] == 2
+    del source["min_said"]  # without it, a session with anything said stays
+    real_corpus.extract(tmp_path / "mirror", tmp_path / "data")
+    assert len((tmp_path / "manifest.jsonl").read_text().splitlines()) == 2
+
+
 AIDER_ARTEFACTS = """
 # aider chat started at 2026-04-22 22:40:12
 
