@@ -175,7 +175,9 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     whose status is `completed` (the harness ended the run on it, so no result follows). The
     last turn *did work* when it has a tool call other than a finishing one, or the client
     reports a change applied ("Applied edit to src/app.py"). An *earlier answer* is
-    a text reply ending an earlier turn that does not say it could not do it. *Record
+    a text reply ending an earlier turn that does not say it could not do it (a turn whose
+    last assistant message is an error card has none: "Let me check the logs." before the card
+    only announced the work the card cut off). *Record
     findings* are findings of rules that read the platform's records (audit log, plans,
     executions: blocked-action, orphaned-approval, plan-step-order); findings of the text
     rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome. Phrases:

@@ -305,10 +305,15 @@ def _doubts(replies: "list[Message]", plain=_plain) -> "tuple[tuple[Message, str
 
 
 def _answered_before(conversation: "Sequence[Message]", turn: int, plain_of=_plain) -> bool:
-    """Some turn before `turn` ended on a text answer that does not say it could not do it."""
+    """Some turn before `turn` ended on a text answer that does not say it could not do it. A
+    turn whose last assistant message is an error card was not answered: its text before the
+    card ("Let me check the system first.") only announced the work the card cut off."""
     seen: set[int] = set()
     for message in reversed(conversation):  # the latest earlier answer first: usually the only one read
         if not 0 < message.turn < turn or message.turn in seen:
+            continue
+        if message.role == "assistant" and message.error:
+            seen.add(message.turn)  # the turn died on the card
             continue
         if message.role == "assistant" and message.has_text and not message.error:
             seen.add(message.turn)

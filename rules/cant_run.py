@@ -342,9 +342,11 @@ class CantRun(Rule):
     account", "I cannot assist with removing it", "you need to run these manually since they
     require sudo", Claude Code's permission and terminal refusals ("Both Bash and Write
     permissions are in auto-deny mode", "Sudo requires interactive password", "it requires a
-    pseudo-terminal (PTY), which isn't available here"), "no puedo ejecutar", "ich habe keinen Zugriff", "saya tidak dapat mengakses",
+    pseudo-terminal (PTY), which isn't available here"), its lack of control over its own session
+    ("I can't programmatically quit myself"), "no puedo ejecutar", "ich habe keinen Zugriff", "saya tidak dapat mengakses",
     "我无法执行"); in a message that goes on to call a tool, only a claim that names what is
-    missing ("I can't run pylint because it's not installed", "I can't test it without numpy"):
+    missing ("I can't run pylint because it's not installed", "I can't test it without numpy",
+    "I can't quit myself, but here's a one-liner"):
     an agent's thought that calls a tool and says only "since we can't do that" is not flagged
     (such statements are nearly always about the code).
     Not: a refusal by policy (the claim or the next sentence cites a policy, rule or terms:
@@ -359,7 +361,7 @@ class CantRun(Rule):
     sentence before ("my system instructions require me to reply in English. I cannot change
     this behavior through the chat interface"); a claim gated on approval ("I can't run it
     until you confirm"), conditional, a question, about parallelism, about a third party
-    ("nginx can't start", "your user doesn't have access"), in the past after trying, a
+    ("nginx can't start", "your user doesn't have access", "the exporter can't restart itself"), in the past after trying, a
     finding rather than an action ("I can't find/see/tell/confirm"), a statement about the
     agent's state ("I don't have visibility into or control over processes outside of this CLI
     session"), a terminal or prompt it lacks but works around in the same sentence ("apt-get

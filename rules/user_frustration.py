@@ -34,6 +34,10 @@ RETRY = lexicon.patterns(_PHRASES, "retry", _MACROS)
 _CONDITIONAL = re.compile(lexicon.pattern(_PHRASES, "conditional", _MACROS))
 REFUSAL = re.compile(lexicon.pattern(_PHRASES, "refusal", _MACROS))
 PUSHBACK = lexicon.patterns(_PHRASES, "pushback", _MACROS)
+_RESUME = re.compile(lexicon.pattern(_PHRASES, "resume", _MACROS))
+_DO_IT_YOURSELF = re.compile(lexicon.pattern(_PHRASES, "do_it_yourself", _MACROS))
+_HANDOVER = re.compile(lexicon.pattern(_PHRASES, "handover", _MACROS))
+_OFFER = re.compile(lexicon.pattern(_PHRASES, "offer", _MACROS))
 _NUDGES = [re.compile(p) for p in NUDGES]
 _RETRY = [re.compile(p) for p in RETRY]
 _PUSHBACK = [re.compile(p) for p in PUSHBACK]
@@ -181,7 +185,15 @@ class UserFrustration(Rule):
     "continue", "do it") never count as repeats, and neither do answers: a message that
     starts with yes/no after the assistant asked something, retypes the request to confirm
     it, or gives the same answer to a different question; (e) send the same message again,
-    however short ("Yes"), when the assistant answered the first one with error cards only. A
+    however short ("Yes", "whoami"), when the assistant answered the first one with error cards
+    only (not a one- or two-letter answer to the client's prompt, "a", nor a command line), or
+    ask it to carry on ("resume", "continue", "go on") when its turn ended on an error card;
+    (f) tell the agent to do what it handed back ("do it", "you run it and prompt me as
+    needed", its own "you can upgrade by running" echoed back), right after a reply that hands
+    commands to the user ("here's what you can paste into your terminal", "you'll need to run
+    this yourself", "Run that and let me know") without offering to run them, or tell it that
+    it can do the work itself ("You can do this yourself", "I'm confident that you can figure
+    out how to restart … yourself"). A
     leading "no" ("well no, …") is a correction when the assistant had not asked a question, or
     had asked whether it understood right ("Does this framing match your mental model?").
     Code blocks and quoted lines are ignored;
@@ -193,7 +205,11 @@ class UserFrustration(Rule):
     watch mode: "Find the "AI" comments below (marked with █) …"), or a prompt template that opens
     with a markdown heading (a custom slash command run again: Claude Code sends its file, "# Session
     Catchup …", each time); a status question asked again while a job runs ("how is our progress"
-    twelve times, each answered with the figures); a complaint worded as a plain
+    twelve times, each answered with the figures); "do it" or "you decide" after a reply that
+    offers to run the commands itself or asks a question ("Want me to run it for you?", "Shall
+    I go ahead?": an answer), or after a tip ("you can also use `aerospace balance-sizes`"),
+    "continue" after an answer (the next step), a request for a tool the agent will run later
+    ("write a script so that you can run this check yourself"); a complaint worded as a plain
     report or a bare order ("Somehow it made the SVG invisible. Fix it.", Czech "uprav to", edit
     it): without a correction word it reads as a new request.
     Root cause: the agent misunderstood or ignored the request, acted on the wrong target,
@@ -217,12 +233,14 @@ class UserFrustration(Rule):
         previous: tuple[Message, list[str], _Reply | None] | None = None  # last substantive user message
         last_user: tuple[Message, str] | None = None  # the last user message, normalised
         card = answered = False  # since the last user message: an error card; a reply with text or tool calls
+        ended_on_card = False  # the last assistant message since the last user message is an error card
         for message in session.messages:
             if message.role == "assistant":
                 seen_assistant = True
                 if message.has_text:
                     assistant_text = message.text
                 card = card or bool(message.error)
+                ended_on_card = bool(message.error)
                 answered = answered or message.has_text or bool(message.tool_calls)
                 continue
             if message.role != "user":
@@ -234,7 +252,8 @@ class UserFrustration(Rule):
             if seen_assistant and text:
                 reason = _strong_signal(text) or _weak_signal(text, reply)
                 if (reason is None and card and not answered and last_user is not None and last_user[1] == text
-                        and (is_request or _AFFIRMATION.match(text))):  # not "a" to the client, not a command line
+                        and (is_request or _AFFIRMATION.match(text) or len(text) >= 3)  # not "a" to the client
+                        and not _COMMAND_LINE.match(text)):  # nor a command line
                     reason = f"sent again after an error card (message {last_user[0].id}, turn {last_user[0].turn})"
                 if reason is None and previous is not None and is_request:
                     before, before_tokens, before_reply = previous
@@ -244,11 +263,13 @@ class UserFrustration(Rule):
                         bool(reply and reply.asked),
                     ) and not _CLIENT_PROMPT.match(text) and not _polls(text, before):  # read only on a repeat
                         reason = f"repeat of message {before.id} (turn {before.turn})"
+                if reason is None and ended_on_card and _RESUME.match(text):
+                    reason = "asked to carry on after the turn ended on an error card"
                 if reason:
                     hits.append((message, f"{reason}: \u201c{excerpt(message.text, 150)}\u201d"))
             if is_request:
                 previous = (message, tokens, reply)
-            last_user, card, answered = (message, text), False, False
+            last_user, card, answered, ended_on_card = (message, text), False, False, False
             assistant_text = None
         if not hits:
             return
@@ -316,6 +337,8 @@ def _weak_signal(text: str, reply: _Reply | None) -> str | None:
     if _LEADING_NO.match(text) and not _POLITE_NO.match(text) and not (
             reply is not None and reply.asked and not _UNDERSTANDING_CHECK.search(reply.text[-400:])):
         return "correction (leading no)"  # a "no" to "does this match what you meant?" corrects too
+    if reply is not None and _DO_IT_YOURSELF.search(text) and _HANDOVER.search(reply.text) and not _OFFER.search(reply.text):
+        return "told to do what it handed back"
     return None
 
 

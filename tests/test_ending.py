@@ -193,3 +193,25 @@ def test_heldout4_a_summary_that_reports_its_own_work_unfinished_is_partial():
                   "**9 extractions still running**\n\n| Metric | Now |\n|---|---|\n| Nodes | 24,640 |"):
         session = _session(("user", {"text": "build phase 3"}), ("assistant", {"text": reply}), status="idle")
         assert explain_outcome(session, [])[0] == Outcome.ACHIEVED, reply
+
+
+def test_heldout6_a_turn_that_died_on_an_error_card_was_not_answered():
+    """heldout6 (Claude Code session files, M-Thisness/M-Claude): the agent announces the work
+    ("Let me check the system first.", a tool call) and the turn dies on "Request timed out"; the
+    user's "resume" or "try again" gets a card again, or nobody (43bc3167, 7fcdbdcd). No turn was
+    answered, so the session failed. A turn that answers after a card (a retry that worked), or
+    an answer in an earlier turn, still makes it partial."""
+    call = {"id": "1", "name": "Bash", "arguments": {"command": "uname -a"}}
+    card = ("assistant", {"text": "", "error": "Request timed out", "finish_reason": "error"})
+    died = (("user", {"text": "fix this: bash dofork failed"}),
+            ("assistant", {"text": "Let me check the system first.", "tool_calls": [call]}),
+            ("tool", {"tool_call_id": "1", "name": "Bash", "output": "MINGW64_NT-10.0", "is_error": False}), card)
+    for after in ((("user", {"text": "resume"}),), (("user", {"text": "try again"}), card)):
+        session = _session(*died, *after, status="idle")
+        assert explain_outcome(session, [])[0] == Outcome.FAILED, after
+    retried = (("user", {"text": "fix this: bash dofork failed"}), card,
+               ("assistant", {"text": "The fork fails because of the antivirus; I excluded the msys folder."}))
+    answered = (("user", {"text": "what is this error"}), ("assistant", {"text": "It is a Cygwin fork failure."}))
+    for before in (retried, answered):
+        session = _session(*before, *died, ("user", {"text": "resume"}), status="idle")
+        assert explain_outcome(session, [])[0] == Outcome.PARTIAL, before[-1]
