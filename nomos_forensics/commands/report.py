@@ -10,7 +10,7 @@ import tempfile
 
 import click
 
-from ..clikit import MAX_COUNT, App, connection_options, pass_app, rule_options, since_option
+from ..clikit import MAX_COUNT, App, connection_options, pass_app, rule_options, since_option, warn
 from ..engine import load_session, review
 from ..errors import ConfigError, ExitCode, SessionNotFound
 from ..render import Format, card_json
@@ -110,7 +110,8 @@ def _from_shards(app: App, paths: list[str], factory, selection):
     """The report of the scan the shard files hold, equal to the one `report` makes from the
     database over the same sessions: the summary merged from the trailers, the report's own
     aggregates from the card lines, and each carried transcript from its session reviewed again
-    (its card must be the shard's, line for line: same data, same rules)."""
+    (same rules, checked first). A session whose card is no longer the shard's line (it changed
+    since the scan, or is gone) keeps the shard's card and loses its transcript, with a warning."""
     merged = read_shards(paths)  # every file checked whole first
     settings = merged.shards[0].trailer["scan"]
     summary = factory()
@@ -124,19 +125,23 @@ def _from_shards(app: App, paths: list[str], factory, selection):
     with db.connect("reading the worst sessions") as conn:
         schema, ruleset = open_ruleset(app, conn, selection)
         _same_rules(scan_settings(ruleset, selection.config, ScanFilters(), None), settings)
+        changed = []
         for session_id, line in summary.pending_transcripts():
             try:
                 session = load_session(db, conn, session_id, needs=ruleset.needs, schema=schema,
                                        logical_floor=ruleset.logical_floor)
+                card = review(session, ruleset, query=db.rule_query(conn), schema=schema,
+                              manager=selection.registry.manager)
             except SessionNotFound:
-                raise ShardError(f"session {session_id} of the shards is not in this database "
-                                 "(another database, or deleted since the scan)") from None
-            card = review(session, ruleset, query=db.rule_query(conn), schema=schema,
-                          manager=selection.registry.manager)
-            if card_json(card, indent=None) != line:
-                raise ShardError(f"session {session_id}: its card is not the shard's (the session changed since the "
-                                 "scan, or the rules' options differ: give the scan's --config and --plugin)")
-            summary.carry_transcript(card)
+                card = None
+            if card is None or card_json(card, indent=None) != line:
+                changed.append(session_id)  # a live replica moves on: that transcript is not the scan's
+                summary.leave_out_transcript(session_id)
+            else:
+                summary.carry_transcript(card)
+        if changed:
+            warn(f"{len(changed)} of the carried sessions changed since the scan or are gone (first: {changed[0]}); "
+                 "their transcripts are left out, their cards are the shards'")
         filters = settings["filters"]
         shown = _shown(filters["since"], filters["until"], filters["status"], filters["model"], selection)
         html = report_page(db, conn, summary, shown)

@@ -120,6 +120,12 @@ class ReportSummary(Summary):
             if key[2] == card.session.id and isinstance(held, str):
                 self._transcripts[index] = (key, select_messages(card))  # same key: the heap stays a heap
 
+    def leave_out_transcript(self, session_id: str) -> None:
+        """A carried session whose messages cannot be the scan's (report from shards): no transcript."""
+        for index, (key, held) in enumerate(self._transcripts):
+            if key[2] == session_id and isinstance(held, str):
+                self._transcripts[index] = (key, None)
+
     def merge(self, other: Summary) -> None:
         super().merge(other)
         if not isinstance(other, ReportSummary):
@@ -164,7 +170,7 @@ class ReportSummary(Summary):
 
     def transcript_map(self) -> dict[str, list[dict[str, Any]]]:
         """Session id -> its messages, for the `transcripts` worst sessions."""
-        return {key[2]: entries(selection) for key, selection in self._transcripts}
+        return {key[2]: entries(selection) for key, selection in self._transcripts if selection is not None}
 
 
 def _utc_day(moment) -> str:
