@@ -268,8 +268,11 @@ class Database:
         body of a subquery through the extended protocol (a prepared statement), which the
         server refuses to split into several statements, and in which anything but a query
         (COMMIT, BEGIN, SET, UPDATE, DDL) is a syntax error. A subtransaction cannot switch to
-        read-write, a failed statement rolls back only its savepoint, and a function call
-        that turned read-only off for later transactions is undone and reported as an error.
+        read-write, and a function call that turned read-only off for later transactions is
+        reported as an error. The savepoint is always rolled back once the rows are read, so
+        nothing the statement changed outlives it: not a setting (`set_config` of the
+        timeouts or the search path, which later queries of the run would inherit), not a
+        large object.
         """
 
         def run(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -299,7 +302,7 @@ class Database:
                 if isinstance(error, sa_exc.DBAPIError) and error.orig is not None:
                     raise error.orig from None  # rule authors see the server's own error
                 raise
-            savepoint.commit()
+            savepoint.rollback()
             return rows
 
         return run
