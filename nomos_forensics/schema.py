@@ -82,13 +82,12 @@ CONTRACT: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
-# Types that still work, with a note: the tool casts json to jsonb in its queries.
+# Types that still work, with a note: the tool casts json to jsonb in its queries. Session ids
+# stored as text are not among them: every query compares them with a uuid parameter.
 TOLERATED_TYPES: dict[tuple[str, str], tuple[str, ...]] = {
     ("messages", "content"): ("json",),
     ("audit_log", "detail"): ("json",),
     ("nomos_plan_steps", "args"): ("json",),
-    ("sessions", "id"): ("text", "character varying"),
-    ("messages", "session_id"): ("text", "character varying"),
     ("messages", "id"): ("integer",),
 }
 

@@ -45,3 +45,24 @@ def test_a_rule_query_cannot_change_the_session_for_later_queries(capsys, writab
     assert seen == {'30s 2s "$user", public 0'}, seen
     with psycopg.connect(writable_dsn) as conn:
         assert conn.execute("SELECT count(*) FROM pg_largeobject_metadata").fetchone()[0] == 0
+
+
+# ------------------------------------------------------------------ session ids stored as text
+@pytest.mark.parametrize("statements", [
+    ["ALTER TABLE sessions ALTER id TYPE text", "ALTER TABLE messages ALTER session_id TYPE text"],
+    ["ALTER TABLE messages ALTER session_id TYPE varchar(36)"],
+], ids=["both", "messages"])
+def test_text_session_ids_are_refused_by_doctor_and_every_command(capsys, make_db, statements):
+    """doctor said `tolerated: ... cast on read` and exited 0, then review, sessions and
+    `scan -j 2` failed on `operator does not exist: text = uuid`: no query casts them."""
+    dsn = make_db(sample=True)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ALTER TABLE messages DROP CONSTRAINT messages_session_id_fkey")
+        for statement in statements:
+            conn.execute(statement)
+    doctor = invoke(capsys, "doctor", "--dsn", dsn)
+    assert doctor.code == 2 and "messages.session_id" in doctor.out, doctor.out
+    for args in (["review", DEMO], ["sessions"], ["scan", "-j", "2", "--format", "jsonl"], ["scan", "--shard", "0/2"]):
+        r = invoke(capsys, *args, "--dsn", dsn)
+        assert r.code == 2 and r.out == "", (args, r.out)
+        assert r.err.count("\n") == 1 and "not a usable Nomos database: " in r.err and "messages.session_id is" in r.err, (args, r.err)
