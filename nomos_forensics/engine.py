@@ -18,7 +18,7 @@ from .ending import DEFAULT_GRACE
 from .errors import AmbiguousSession, ConfigError, InvalidSessionId, SessionNotFound
 from .model import Session, SessionInfo, message_from_row
 from .plugins import Registry, RuleSpec
-from .rule import Finding, Need, Rule, RuleContext, Severity
+from .rule import Evidence, Finding, Need, Rule, RuleContext, Severity
 from .schema import SchemaReport
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
@@ -246,7 +246,12 @@ def review(
         if strays:
             errors.append(RuleError(active.rule.name, "TypeError",
                                     f"check() yielded {type(strays[0]).__name__} {strays[0]!r:.80}, not a Finding"))
-        findings.extend(item for item in found if isinstance(item, Finding))
+        found = [item for item in found if isinstance(item, Finding)]
+        problems = [_malformed(item) for item in found]
+        if any(problems):
+            first = next(problem for problem in problems if problem)
+            errors.append(RuleError(active.rule.name, "TypeError", f"check() yielded a Finding whose {first}"))
+        findings.extend(item for item, problem in zip(found, problems) if not problem)
     findings.sort(key=lambda f: (-f.severity, f.code))
     outcome, why = explain_outcome(session, findings, ruleset.grace)
     card = Card(
@@ -263,6 +268,24 @@ def review(
     if manager is not None:
         call_card_hook(manager, card, session)
     return card
+
+
+def _malformed(finding: Finding) -> str | None:
+    """What makes a Finding impossible to sort or render (a field a rule set to another type), or None."""
+    if not isinstance(finding.severity, Severity):
+        return f"severity is {finding.severity!r:.40}, not a Severity"
+    for name in ("rule", "code", "message", "root_cause", "fix"):
+        if not isinstance(getattr(finding, name), str):
+            return f"{name} is {getattr(finding, name)!r:.40}, not a string"
+    if finding.blocker is not None and not isinstance(finding.blocker, str):
+        return f"blocker is {finding.blocker!r:.40}, not a string or None"
+    if not isinstance(finding.evidence, list) or not all(
+        isinstance(e, Evidence) and isinstance(e.excerpt, str) for e in finding.evidence
+    ):
+        return f"evidence is {finding.evidence!r:.40}, not a list of Evidence"
+    if not isinstance(finding.data, dict):
+        return f"data is {finding.data!r:.40}, not a dict"
+    return None
 
 
 def call_card_hook(manager, card: Card, session: Session) -> None:

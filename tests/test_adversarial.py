@@ -66,3 +66,36 @@ def test_text_session_ids_are_refused_by_doctor_and_every_command(capsys, make_d
         r = invoke(capsys, *args, "--dsn", dsn)
         assert r.code == 2 and r.out == "", (args, r.out)
         assert r.err.count("\n") == 1 and "not a usable Nomos database: " in r.err and "messages.session_id is" in r.err, (args, r.err)
+
+
+# ------------------------------------------------------------------ findings of the wrong shape
+GARBAGE = {
+    "severity": "f.severity = 'blocker'",
+    "message": "f.message = None",
+    "evidence": "f.evidence = [None]",
+    "evidence_text": "f.evidence = 'msg 1'",
+    "blocker": "f.blocker = 5",
+    "fix": "f.fix = ['restart it']",
+    "data": "f.data = [1, 2]",
+}
+
+
+@pytest.mark.parametrize("kind", list(GARBAGE))
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "html"])
+def test_a_finding_with_a_field_of_the_wrong_type_is_a_rule_error(capsys, sample_dsn, tmp_path, kind, fmt):
+    """A Finding whose severity was a string (or evidence None, blocker an int, ...) crashed the
+    run with a traceback while sorting or rendering the card; now it is the rule's error."""
+    body = f"f = self.finding('odd', session.messages[:1])\n{GARBAGE[kind]}\nyield f\n" \
+           "yield self.finding('fine', session.messages[:1])"
+    path = _plugin(tmp_path, f"garbage_{kind}", body)
+    r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, "-p", path, "--format", fmt)
+    assert r.code == 1 and "Traceback" not in r.err, r.err
+    rule = f"garbage-{kind}".replace("_", "-")
+    if fmt == "json":
+        card = json.loads(r.out)
+        assert [e["rule"] for e in card["errors"]] == [rule]
+        assert "Finding" in card["errors"][0]["message"] and kind.split("_")[0] in card["errors"][0]["message"]
+        assert [f["message"] for f in card["findings"] if f["rule"] == rule] == ["fine"]
+        assert "cant-run" in {f["rule"] for f in card["findings"]}
+    r = invoke(capsys, "scan", "--dsn", sample_dsn, "-p", path, "--format", "jsonl" if fmt == "json" else "table")
+    assert r.code == 1 and "Traceback" not in r.err, r.err
