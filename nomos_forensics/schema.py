@@ -134,6 +134,11 @@ class SchemaReport:
         live = self.columns.get(table)
         return live is not None and all(c in live for c in columns)
 
+    def typed(self, table: str, column: str) -> bool:
+        """Whether `column` exists with the contract's type (or a tolerated one)."""
+        got = self.column_type(table, column)
+        return got in CONTRACT[table][column] or got in TOLERATED_TYPES.get((table, column), ())
+
     def column_type(self, table: str, column: str) -> str | None:
         return self.columns.get(table, {}).get(column)
 
@@ -172,8 +177,8 @@ def reflect(conn: sa.Connection, database) -> SchemaReport:
     columns: dict[str, dict[str, str]] = {}
     for row in rows:
         columns.setdefault(row.table_name, {})[row.column_name] = row.data_type
-    migration = None
-    if "schema_migrations" in columns and "version" in columns["schema_migrations"]:
+    report = SchemaReport.from_columns(columns, None)
+    if report.typed("schema_migrations", "version"):  # a text version would compare as text
         migration_rows = database.query(conn, "migration_version", purpose="reading schema_migrations")
-        migration = migration_rows[0].version if migration_rows else None
-    return SchemaReport.from_columns(columns, migration)
+        report.migration = migration_rows[0].version if migration_rows else None
+    return report

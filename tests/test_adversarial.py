@@ -99,3 +99,26 @@ def test_a_finding_with_a_field_of_the_wrong_type_is_a_rule_error(capsys, sample
         assert "cant-run" in {f["rule"] for f in card["findings"]}
     r = invoke(capsys, "scan", "--dsn", sample_dsn, "-p", path, "--format", "jsonl" if fmt == "json" else "table")
     assert r.code == 1 and "Traceback" not in r.err, r.err
+
+
+# ------------------------------------------------------------------ schema_migrations.version of another type
+def test_a_text_migration_version_is_unknown_not_a_traceback(capsys, make_db):
+    """schema_migrations.version as text made the migration a str: `< 20` raised TypeError in
+    every command as soon as one rule was skipped (here: no audit_log), and `max()` of text
+    would have said '9' is newer than '20'."""
+    dsn = make_db(sample=True)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ALTER TABLE schema_migrations ALTER version TYPE text")
+        conn.execute("INSERT INTO schema_migrations VALUES ('9', now())")
+        conn.execute("DROP TABLE audit_log")
+    doctor = invoke(capsys, "doctor", "--dsn", dsn, "--format", "json")
+    assert doctor.code == 0, doctor.err
+    report = json.loads(doctor.out)
+    assert report["migration"] is None
+    assert "schema_migrations.version: text, expected integer" in report["type_mismatches"]
+    r = invoke(capsys, "review", DEMO, "--dsn", dsn, "--format", "json")
+    assert r.code == 0, r.err
+    assert {s["rule"] for s in json.loads(r.out)["skipped_rules"]} == {"blocked-action"}
+    assert invoke(capsys, "scan", "--dsn", dsn).code == 0
+    r = invoke(capsys, "compare", "--at", "migration:020", "--dsn", dsn)
+    assert r.code == 2 and "give the date instead" in r.err and "Traceback" not in r.err, r.err
