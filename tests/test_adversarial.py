@@ -122,3 +122,24 @@ def test_a_text_migration_version_is_unknown_not_a_traceback(capsys, make_db):
     assert invoke(capsys, "scan", "--dsn", dsn).code == 0
     r = invoke(capsys, "compare", "--at", "migration:020", "--dsn", dsn)
     assert r.code == 2 and "give the date instead" in r.err and "Traceback" not in r.err, r.err
+
+
+# ------------------------------------------------------------------ shard files nested too deeply
+@pytest.mark.parametrize("where", ["card", "trailer"])
+@pytest.mark.parametrize("command", [["merge"], ["merge", "--by", "week"], ["compare", "--at", "2026-11-16"]])
+def test_a_shard_line_nested_too_deeply_is_refused_not_a_traceback(capsys, tmp_path, sample_dsn, where, command):
+    """A line of 100,000 nested arrays raised RecursionError (a traceback, exit 1) where any
+    other undecodable line is a one-line refusal with exit 3."""
+    paths = []
+    for k in range(2):
+        r = invoke(capsys, "scan", "--dsn", sample_dsn, "--shard", f"{k}/2")
+        paths.append(tmp_path / f"s{k}.jsonl")
+        paths[-1].write_text(r.out, encoding="utf-8")
+    lines = paths[1].read_text(encoding="utf-8").splitlines()
+    deep = "[" * 100_000 + "]" * 100_000
+    lines = [deep, *lines] if where == "card" else [*lines, deep]
+    paths[1].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = invoke(capsys, *command, *map(str, paths))
+    assert r.code == 3 and r.out == "", (r.code, r.err)
+    assert r.err.count("\n") == 1 and r.err.startswith("nomos-forensics: error: "), r.err
+    assert ("line 1" if where == "card" else "is not a whole shard") in r.err, r.err

@@ -187,7 +187,7 @@ def _open(path: Path) -> _Shard:
             raise ValueError(index)
     except ShardError:
         raise
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # RecursionError: JSON nested too deeply
         raise ShardError(f"{path} is not a whole shard: no valid trailer line at its end "
                          "(interrupted, truncated, or not written by scan --shard)") from None
     return _Shard(path, index, count, trailer, cards_size)
@@ -229,7 +229,7 @@ def _session_id(line: str) -> str | None:
         return match.group(1)
     try:
         session = json.loads(line)["session"]["id"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
     return session if isinstance(session, str) else None
 
