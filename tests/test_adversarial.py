@@ -143,3 +143,16 @@ def test_a_shard_line_nested_too_deeply_is_refused_not_a_traceback(capsys, tmp_p
     assert r.code == 3 and r.out == "", (r.code, r.err)
     assert r.err.count("\n") == 1 and r.err.startswith("nomos-forensics: error: "), r.err
     assert ("line 1" if where == "card" else "is not a whole shard") in r.err, r.err
+
+
+# ------------------------------------------------------------------ a config file nested too deeply
+@pytest.mark.parametrize("where", ["--config", "nomos-forensics.toml"])
+def test_a_config_file_nested_too_deeply_is_invalid_toml(capsys, sample_dsn, tmp_path, monkeypatch, where):
+    """`x = [[[[…]]]]` 100,000 deep raised RecursionError out of tomllib: a traceback, exit 1."""
+    path = tmp_path / "nomos-forensics.toml"
+    path.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    args = ["--config", str(path)] if where == "--config" else []
+    r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, *args)
+    assert r.code == 2 and r.out == "", (r.code, r.err)
+    assert r.err.count("\n") == 1 and "invalid TOML in" in r.err and "nested too deeply" in r.err, r.err
