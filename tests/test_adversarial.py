@@ -4,6 +4,9 @@ database, plugin or operator would, against a real server."""
 from __future__ import annotations
 
 import json
+import os
+import stat
+import threading
 
 import psycopg
 import pytest
@@ -156,3 +159,31 @@ def test_a_config_file_nested_too_deeply_is_invalid_toml(capsys, sample_dsn, tmp
     r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, *args)
     assert r.code == 2 and r.out == "", (r.code, r.err)
     assert r.err.count("\n") == 1 and "invalid TOML in" in r.err and "nested too deeply" in r.err, r.err
+
+
+# ------------------------------------------------------------------ report -o a FIFO, a device, a symlink
+def test_report_into_a_fifo_writes_into_it_instead_of_replacing_it(capsys, sample_dsn, tmp_path):
+    """The atomic rename replaced whatever -o named: a FIFO (or, as root, /dev/null or
+    /dev/full) became a regular file and whoever read the pipe got nothing."""
+    fifo = tmp_path / "pipe.html"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text(encoding="utf-8")), daemon=True)
+    reader.start()
+    r = invoke(capsys, "report", "--dsn", sample_dsn, "-o", str(fifo), "--transcripts", "1")
+    assert r.code == 0, r.err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    reader.join(timeout=60)
+    assert got and got[0].startswith("<!doctype html>")
+
+
+def test_report_through_a_symlink_replaces_its_target_not_the_link(capsys, sample_dsn, tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "report.html"
+    target.write_text("old", encoding="utf-8")
+    link = tmp_path / "latest.html"
+    link.symlink_to(target)
+    r = invoke(capsys, "report", "--dsn", sample_dsn, "-o", str(link), "--transcripts", "1")
+    assert r.code == 0, r.err
+    assert link.is_symlink() and target.read_text(encoding="utf-8").startswith("<!doctype html>")
+    assert [p.name for p in (tmp_path / "real").iterdir()] == ["report.html"]  # no temporary file left
