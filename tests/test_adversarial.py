@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import threading
 
 import psycopg
 import pytest
 
-from .helpers import invoke, probe_plugin
+from .helpers import SCRIPT, invoke, probe_plugin
 
 DEMO = "c0a1e5a1"
 
@@ -187,3 +188,18 @@ def test_report_through_a_symlink_replaces_its_target_not_the_link(capsys, sampl
     assert r.code == 0, r.err
     assert link.is_symlink() and target.read_text(encoding="utf-8").startswith("<!doctype html>")
     assert [p.name for p in (tmp_path / "real").iterdir()] == ["report.html"]  # no temporary file left
+
+
+# ------------------------------------------------------------------ stdout on a full disk
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("args", [["review", DEMO], ["scan", "--format", "jsonl"], ["scan", "--shard", "0/2"],
+                                  ["sessions"], ["doctor"]])
+def test_stdout_on_a_full_disk_is_one_line_and_exit_2(sample_dsn, args):
+    """`scan --shard 0/2 > shard.jsonl` on a full volume ended in a traceback and exit 1, which
+    the README's job recipes read as 'findings' (success)."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([str(SCRIPT), *args, "--dsn", sample_dsn], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120, env={**os.environ, "NOMOS_FORENSICS_LOAD_PLUGINS": ""})
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert "Traceback" not in done.stderr, done.stderr  # doctor warns first that the role can write
+    assert done.stderr.splitlines()[-1] == "nomos-forensics: error: cannot write the output: No space left on device"
