@@ -64,7 +64,7 @@ class RuleSet:
     def logical_floor(self) -> int:
         """Uncompressed jsonb size from which SQL computes a message's exact logical size."""
         floors = [f for a in self.active if (f := a.rule.logical_size_floor()) is not None]
-        return min(floors) if floors else NEVER
+        return min([*floors, NEVER])
 
 
 def _matches(spec: RuleSpec, selector: str) -> bool:
@@ -104,6 +104,13 @@ def build_ruleset(
         except ValueError as error:
             raise ConfigError(str(error)) from None
         except (Exception, SystemExit) as error:  # a plugin rule that cannot even be built is a rule error
+            ruleset.problems.append(RuleError(spec.name, type(error).__name__, str(error)))
+            continue
+        try:
+            floor = rule.logical_size_floor()
+            if floor is not None and (isinstance(floor, bool) or not isinstance(floor, int)):
+                raise TypeError(f"logical_size_floor() returned {floor!r:.40}, not an int or None")
+        except (Exception, SystemExit) as error:
             ruleset.problems.append(RuleError(spec.name, type(error).__name__, str(error)))
             continue
         if schema is not None:

@@ -15,7 +15,7 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -155,7 +155,13 @@ def load(cli_plugins: Sequence[str] = ()) -> Registry:
             registry.problems.append(LoadProblem(source, f"nomos_forensics_rules raised {_describe_error(error)}"))
             continue
         for provided in results or []:
-            for cls in provided or []:
+            try:
+                provided = list(provided or [])
+            except TypeError:
+                registry.problems.append(LoadProblem(
+                    source, f"nomos_forensics_rules returned {type(provided).__name__} {provided!r:.40}, not a list of rule classes"))
+                continue
+            for cls in provided:
                 problem = _validate_rule(cls, registry)
                 if problem:
                     registry.problems.append(LoadProblem(source, problem))
@@ -186,6 +192,10 @@ def _validate_rule(cls: object, registry: Registry) -> str | None:
         return f"{cls!r} is not a nomos_forensics.Rule subclass"
     if not cls.code or not cls.name:
         return f"rule {cls.__name__} has no code or name"
+    if not isinstance(cls.code, str) or not isinstance(cls.name, str):
+        return f"rule {cls.__name__}: code and name must be strings, not {cls.code!r:.20} and {cls.name!r:.20}"
+    if not isinstance(cls.requires, Mapping):
+        return f"rule {cls.name}: requires must map tables to columns, not {cls.requires!r:.40}"
     if not RULE_NAME.match(cls.name):
         return f"rule name {cls.name!r} is not kebab-case"
     try:

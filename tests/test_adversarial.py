@@ -203,3 +203,59 @@ def test_stdout_on_a_full_disk_is_one_line_and_exit_2(sample_dsn, args):
     assert done.returncode == 2, (done.returncode, done.stderr[-500:])
     assert "Traceback" not in done.stderr, done.stderr  # doctor warns first that the role can write
     assert done.stderr.splitlines()[-1] == "nomos-forensics: error: cannot write the output: No space left on device"
+
+
+# ------------------------------------------------------------------ rule metadata of the wrong type
+RULE_CLASS = '''
+from nomos_forensics import Rule, hookimpl
+
+class Odd(Rule):
+    """Odd metadata.
+
+    Detects: nothing real.
+    Root cause: a test.
+    Fix: none.
+    """
+    code = "A950"
+    name = "odd-metadata"
+    {attribute}
+
+    def check(self, session, ctx):
+        yield self.finding("ran", session.messages[:1])
+
+@hookimpl
+def nomos_forensics_rules():
+    return {returned}
+'''
+ODD_METADATA = {
+    "hook_returns_int": ("", "5"),
+    "code_int": ("code = 5", "[Odd]"),
+    "requires_int": ("requires = 5", "[Odd]"),
+    "floor_str": ("def logical_size_floor(self): return 'big'", "[Odd]"),
+    "floor_too_big": ("def logical_size_floor(self): return 2 ** 40", "[Odd]"),
+}
+
+
+@pytest.mark.parametrize("kind", list(ODD_METADATA))
+def test_rule_metadata_of_the_wrong_type_is_that_plugins_problem(capsys, sample_dsn, tmp_path, kind):
+    """A rules hook returning 5, a code that is an int, `requires = 5` or a floor that is a
+    string crashed every command at start-up with a traceback; a floor over 2^31 failed the
+    message query (integer out of range) when only that rule was selected."""
+    attribute, returned = ODD_METADATA[kind]
+    path = tmp_path / f"{kind}.py"
+    path.write_text(RULE_CLASS.replace("{attribute}", attribute).replace("{returned}", returned), encoding="utf-8")
+    for args in (["review", DEMO, "--format", "json"], ["scan", "--format", "jsonl"]):
+        r = invoke(capsys, *args, "--dsn", sample_dsn, "-p", str(path))
+        assert "Traceback" not in r.err and r.code in (0, 1), (args, r.code, r.err)
+        cards = [json.loads(line) for line in r.out.splitlines()] if args[0] == "scan" else [json.loads(r.out)]
+        assert len(cards) in (1, 36)
+        card = next(c for c in cards if c["session"]["id"].startswith(DEMO))
+        assert "cant-run" in {f["rule"] for f in card["findings"]}  # the built-ins still ran
+        if kind == "floor_too_big":
+            assert r.code == 0 and "odd-metadata" in {f["rule"] for f in card["findings"]}
+        else:
+            blamed = json.dumps(card["errors"]) + r.err
+            assert r.code == 1 and (str(path) in blamed or "odd-metadata" in blamed), (card["errors"], r.err)
+    if kind == "floor_too_big":
+        r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, "-p", str(path), "--select", "odd-metadata")
+        assert r.code == 0, r.err
