@@ -305,6 +305,24 @@ def call_card_hook(manager, card: Card, session: Session) -> None:
         manager.hook.nomos_forensics_card(card=card, session=session)
     except (Exception, SystemExit) as error:
         card.errors.append(RuleError(_raising_plugin(manager, error), type(error).__name__, _error_message(error)))
+    _drop_what_the_hook_broke(card)
+
+
+def _drop_what_the_hook_broke(card: Card) -> None:
+    """Items of another type a card hook put in the card's lists would crash every renderer:
+    drop them, and say so on the card."""
+    broken = []
+    for name, keep in (("findings", lambda f: isinstance(f, Finding) and not _malformed(f)),
+                       ("errors", lambda e: isinstance(e, RuleError)),
+                       ("skipped", lambda s: isinstance(s, dict) and {"rule", "reason"} <= s.keys())):
+        items = getattr(card, name)
+        kept = [item for item in items if keep(item)] if isinstance(items, list) else []
+        if not isinstance(items, list) or len(kept) != len(items):
+            broken.append(name)
+            setattr(card, name, kept)
+    if broken:
+        card.errors.append(RuleError("card hook", "TypeError",
+                                     f"nomos_forensics_card left the card's {', '.join(broken)} with items of another type; dropped"))
 
 
 def _raising_plugin(manager, error: BaseException) -> str:

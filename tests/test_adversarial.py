@@ -259,3 +259,32 @@ def test_rule_metadata_of_the_wrong_type_is_that_plugins_problem(capsys, sample_
     if kind == "floor_too_big":
         r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, "-p", str(path), "--select", "odd-metadata")
         assert r.code == 0, r.err
+
+
+# ------------------------------------------------------------------ a card hook that breaks the card
+CARD_DAMAGE = {
+    "finding_str": "card.findings.append('x')",
+    "findings_none": "card.findings = None",
+    "finding_severity": "card.findings[0].severity = 'x'",
+    "error_str": "card.errors.append('boom')",
+    "skipped_str": "card.skipped.append('s')",
+}
+
+
+@pytest.mark.parametrize("kind", list(CARD_DAMAGE))
+@pytest.mark.parametrize("fmt", ["text", "json", "html"])
+def test_a_card_hook_that_breaks_the_card_is_a_card_error(capsys, sample_dsn, tmp_path, kind, fmt):
+    """A card hook that put a string among the findings (or set them to None) crashed the
+    renderer with a traceback; now what it broke is dropped and the card says so."""
+    path = tmp_path / f"damage_{kind}.py"
+    path.write_text("from nomos_forensics import hookimpl\n\n\n@hookimpl\ndef nomos_forensics_card(card):\n"
+                    f"    {CARD_DAMAGE[kind]}\n", encoding="utf-8")
+    r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, "-p", str(path), "--format", fmt)
+    assert r.code == 1 and "Traceback" not in r.err, r.err
+    if fmt == "json":
+        card = json.loads(r.out)
+        assert any(e["rule"] == "card hook" and "nomos_forensics_card" in e["message"] for e in card["errors"]), card
+        if kind in ("error_str", "skipped_str"):
+            assert "cant-run" in {f["rule"] for f in card["findings"]}
+    r = invoke(capsys, "scan", "--dsn", sample_dsn, "-p", str(path), "--format", "jsonl" if fmt == "json" else "table")
+    assert r.code == 1 and "Traceback" not in r.err, r.err
