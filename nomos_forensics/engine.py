@@ -24,6 +24,7 @@ from .schema import SchemaReport
 UUID_RE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
 PREFIX_RE = re.compile(r"^[0-9a-f]{4,}(-[0-9a-f]*)*$", re.I)
 MIN_PREFIX = 4
+UUID_GROUPS = ((0, 8), (8, 12), (12, 16), (16, 20), (20, None))  # hex digits of each dash-separated group
 MAX_CANDIDATES = 10
 # logical_bytes is computed in SQL only for messages whose uncompressed jsonb size reaches a
 # floor the rules ask for (Rule.logical_size_floor); NEVER when no rule needs it
@@ -148,7 +149,7 @@ def resolve_session_id(db: Database, conn: sa.Connection, ref: str) -> str:
     rows = db.query(
         conn,
         "session_by_prefix",
-        {"prefix": value, "max_candidates": MAX_CANDIDATES},
+        {"prefix": _dashed(value), "max_candidates": MAX_CANDIDATES},
         purpose="resolving the session prefix",
     )
     if not rows:
@@ -158,6 +159,12 @@ def resolve_session_id(db: Database, conn: sa.Connection, ref: str) -> str:
         more = " and more" if len(rows) > MAX_CANDIDATES else ""
         raise AmbiguousSession(f"session prefix {value!r} is ambiguous: {shown}{more}")
     return rows[0].id
+
+
+def _dashed(prefix: str) -> str:
+    """A hex prefix with the dashes where a uuid's text has them (`c0a1e5a15e55` -> `c0a1e5a1-5e55`)."""
+    digits = prefix.replace("-", "")
+    return "-".join(digits[start:end] for start, end in UUID_GROUPS if digits[start:end])
 
 
 def session_info_from_row(row: Mapping[str, Any]) -> SessionInfo:

@@ -288,3 +288,13 @@ def test_a_card_hook_that_breaks_the_card_is_a_card_error(capsys, sample_dsn, tm
             assert "cant-run" in {f["rule"] for f in card["findings"]}
     r = invoke(capsys, "scan", "--dsn", sample_dsn, "-p", str(path), "--format", "jsonl" if fmt == "json" else "table")
     assert r.code == 1 and "Traceback" not in r.err, r.err
+
+
+# ------------------------------------------------------------------ an undashed prefix
+@pytest.mark.parametrize("ref", ["c0a1e5a15e55", "c0a1e5a15e554a1e9b", "C0A1E5A15E55-4A1E"])
+def test_a_prefix_without_the_dashes_finds_the_session(capsys, sample_dsn, ref):
+    """The whole uuid without dashes was found (`c0a1e5a15e554a1e9b0d7e57f0a1ed01`, as
+    uuid.hex prints it), but any shorter undashed prefix past 8 characters was 'no session'."""
+    r = invoke(capsys, "review", ref, "--dsn", sample_dsn, "--format", "json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["session"]["id"] == "c0a1e5a1-5e55-4a1e-9b0d-7e57f0a1ed01"
