@@ -152,6 +152,7 @@ def resolve_session_id(db: Database, conn: sa.Connection, ref: str) -> str:
         {"prefix": _dashed(value), "max_candidates": MAX_CANDIDATES},
         purpose="resolving the session prefix",
     )
+    rows = list({row.id: row for row in rows}.values())  # a view may list a session twice
     if not rows:
         raise SessionNotFound(f"no session id starts with {value!r}")
     if len(rows) > 1:

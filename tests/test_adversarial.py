@@ -298,3 +298,35 @@ def test_a_prefix_without_the_dashes_finds_the_session(capsys, sample_dsn, ref):
     r = invoke(capsys, "review", ref, "--dsn", sample_dsn, "--format", "json")
     assert r.code == 0, r.err
     assert json.loads(r.out)["session"]["id"] == "c0a1e5a1-5e55-4a1e-9b0d-7e57f0a1ed01"
+
+
+# ------------------------------------------------------------------ duplicate session ids
+@pytest.fixture(scope="module")
+def duplicated_dsn(make_db) -> str:
+    """`sessions` is a view (an archive and the live table, overlapping) that has one session twice."""
+    dsn = make_db(sample=True)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ALTER TABLE messages DROP CONSTRAINT messages_session_id_fkey")
+        conn.execute("ALTER TABLE sessions RENAME TO sessions_live")
+        conn.execute("CREATE VIEW sessions AS SELECT * FROM sessions_live"
+                     " UNION ALL SELECT * FROM sessions_live WHERE id::text LIKE 'c0a1e5a1%'")
+    return dsn
+
+
+def test_a_session_listed_twice_is_reviewed_once(capsys, tmp_path, duplicated_dsn):
+    """Its prefix was 'ambiguous' between the session and itself, and scan printed a second,
+    empty card for it (outcome unknown: 'no user message'); shards then disagreed with the total."""
+    r = invoke(capsys, "review", DEMO, "--dsn", duplicated_dsn, "--format", "json")
+    assert r.code == 0, r.err
+    r = invoke(capsys, "scan", "--dsn", duplicated_dsn, "--format", "jsonl")
+    cards = [json.loads(line) for line in r.out.splitlines()]
+    assert len({card["session"]["id"] for card in cards}) == len(cards) == 36
+    assert [c["stats"]["messages"] for c in cards if c["session"]["id"].startswith(DEMO)] == [10]
+    assert "36" in invoke(capsys, "scan", "--dsn", duplicated_dsn, "--format", "table").out.splitlines()[3]
+    paths = []
+    for k in range(2):
+        shard = invoke(capsys, "scan", "--dsn", duplicated_dsn, "--shard", f"{k}/2")
+        paths.append(tmp_path / f"s{k}.jsonl")
+        paths[-1].write_text(shard.out, encoding="utf-8")
+    merged = invoke(capsys, "merge", *map(str, paths), "--format", "jsonl")
+    assert merged.code in (0, 1) and merged.out == r.out, merged.err

@@ -142,8 +142,12 @@ def stream_sessions(
 
         def read() -> None:
             try:
+                previous = None
                 for row in sessions.rows():
                     info = session_info_from_row(row)
+                    if info.id == previous:  # a view may list a session twice: one card
+                        continue
+                    previous = info.id
                     try:
                         msgs = sort_messages(message_from_row(r, keep_content=keep) for r in messages.take(info.id))
                         session = Session(info, msgs)
