@@ -153,7 +153,7 @@ class SchemaReport:
             absent = sorted(c for c in needed if c not in live)
             if absent:
                 reasons.append(f"{table}.{', '.join(absent)} missing")
-            for column in needed:
+            for column in sorted(needed):
                 bad = [m for m in self.type_mismatches if m[0] == table and m[1] == column]
                 reasons.extend(f"{t}.{c} is {got}, expected {want}" for t, c, want, got in bad)
         if reasons and self.migration is not None and self.migration < CONTRACT_MIGRATION:

@@ -330,3 +330,20 @@ def test_a_session_listed_twice_is_reviewed_once(capsys, tmp_path, duplicated_ds
         paths[-1].write_text(shard.out, encoding="utf-8")
     merged = invoke(capsys, "merge", *map(str, paths), "--format", "jsonl")
     assert merged.code in (0, 1) and merged.out == r.out, merged.err
+
+
+# ------------------------------------------------------------------ the same schema, the same message
+def test_schema_problems_are_listed_in_the_same_order_every_run(make_db):
+    """The columns of one table were listed in set order, which changes with PYTHONHASHSEED:
+    the same database gave 'goal …; title …' in one run and 'title …; goal …' in the next."""
+    dsn = make_db()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ALTER TABLE sessions ALTER goal TYPE varchar(20), ALTER title TYPE varchar(200),"
+                     " ALTER model TYPE varchar(50), ALTER status TYPE varchar(20)")
+    errors = set()
+    for seed in ("1", "2", "3", "4", "5"):
+        done = subprocess.run([str(SCRIPT), "review", DEMO, "--dsn", dsn], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONHASHSEED": seed, "NOMOS_FORENSICS_LOAD_PLUGINS": ""})
+        assert done.returncode == 2
+        errors.add(done.stderr)
+    assert len(errors) == 1, errors
