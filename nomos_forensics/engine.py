@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -248,6 +250,11 @@ def review(
     manager=None,
 ) -> Card:
     """Run every active rule on `session` (a raising rule becomes a card error) and build the card."""
+    with contextlib.redirect_stdout(sys.stderr):  # a rule's print() must not land among the cards
+        return _review(session, ruleset, query=query, schema=schema, manager=manager)
+
+
+def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Card:
     findings = []
     errors = list(ruleset.problems)
     ctx = RuleContext(query=query, schema=schema, grace=ruleset.grace)

@@ -9,6 +9,7 @@ includes one calling sys.exit() (SystemExit), but never Ctrl-C (KeyboardInterrup
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.metadata
@@ -113,6 +114,11 @@ def local_plugin_refs(cli_refs: Sequence[str] = ()) -> list[str]:
 
 def load(cli_plugins: Sequence[str] = ()) -> Registry:
     """Build a plugin manager with every allowed plugin registered and collect their rules."""
+    with contextlib.redirect_stdout(sys.stderr):  # a plugin printing at import must not land in the output
+        return _load(cli_plugins)
+
+
+def _load(cli_plugins: Sequence[str]) -> Registry:
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
     registry = Registry(manager)

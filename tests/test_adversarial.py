@@ -347,3 +347,24 @@ def test_schema_problems_are_listed_in_the_same_order_every_run(make_db):
         assert done.returncode == 2
         errors.add(done.stderr)
     assert len(errors) == 1, errors
+
+
+# ------------------------------------------------------------------ a plugin that prints
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_plugin_printing_to_stdout_does_not_corrupt_the_output(sample_dsn, tmp_path, jobs):
+    """print() in a rule (or at its import) went into stdout between the JSON lines: a
+    `scan --shard` file that merge refuses, a `--format json` document that does not parse."""
+    path = _plugin(tmp_path, "printer", "print('debug:', session.id)\nreturn []", header="print('loaded')")
+    env = {**os.environ, "NOMOS_FORENSICS_LOAD_PLUGINS": ""}
+    run = [str(SCRIPT), "scan", "--dsn", sample_dsn, "-p", path, "-j", jobs]
+    done = subprocess.run([*run, "--format", "json"], capture_output=True, text=True, timeout=300, env=env)
+    assert len(json.loads(done.stdout)["cards"]) == 36, done.stderr
+    assert "debug: " in done.stderr and "loaded" in done.stderr
+    shard = tmp_path / "s0.jsonl"
+    with shard.open("w") as out:
+        subprocess.run([*run, "--shard", "0/1"], stdout=out, stderr=subprocess.PIPE, timeout=300, env=env)
+    merged = subprocess.run([str(SCRIPT), "merge", str(shard)], capture_output=True, text=True, timeout=120, env=env)
+    assert merged.returncode in (0, 1), merged.stderr
+    review = subprocess.run([str(SCRIPT), "review", DEMO, "--dsn", sample_dsn, "-p", path, "--format", "json"],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert json.loads(review.stdout)["session"]["id"].startswith(DEMO)
