@@ -43,6 +43,7 @@ DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 DEFAULT_LOCK_TIMEOUT_S = 2.0
 STANDBY_CONFLICT_RETRIES = 3
 DEFAULT_CONNECT_TIMEOUT_S = 10
+PG_MAX_MS = 2**31 - 1  # the largest value a millisecond setting such as a timeout takes
 
 T = TypeVar("T")
 
@@ -132,7 +133,7 @@ class ConnectionSettings:
             f"-c default_transaction_read_only=on"
             f" -c statement_timeout={int(self.statement_timeout_s * 1000)}"
             f" -c lock_timeout={int(self.lock_timeout_s * 1000)}"
-            f" -c idle_in_transaction_session_timeout={int(max(self.statement_timeout_s, 60) * 2000)}"
+            f" -c idle_in_transaction_session_timeout={min(int(max(self.statement_timeout_s, 60) * 2000), PG_MAX_MS)}"
         )
         options = f"{params['options']} {ours}" if params.get("options") else ours
         return psycopg.conninfo.make_conninfo(

@@ -12,6 +12,8 @@ import threading
 import psycopg
 import pytest
 
+from nomos_forensics.db import ConnectionSettings
+
 from .helpers import SCRIPT, invoke, probe_plugin
 
 DEMO = "c0a1e5a1"
@@ -368,3 +370,15 @@ def test_a_plugin_printing_to_stdout_does_not_corrupt_the_output(sample_dsn, tmp
     review = subprocess.run([str(SCRIPT), "review", DEMO, "--dsn", sample_dsn, "-p", path, "--format", "json"],
                             capture_output=True, text=True, timeout=120, env=env)
     assert json.loads(review.stdout)["session"]["id"].startswith(DEMO)
+
+
+# ------------------------------------------------------------------ the longest statement timeout the option allows
+def test_the_largest_statement_timeout_connects(capsys, sample_dsn):
+    """--statement-timeout accepts up to 2,147,483 s, but from 1,073,742 s on the idle-in-
+    transaction timeout derived from it (twice as long) overflowed the server's int and every
+    connection failed: 'cannot connect …: invalid value for parameter …'."""
+    r = invoke(capsys, "doctor", "--dsn", sample_dsn, "--statement-timeout", "2147483", "--format", "json")
+    assert r.code == 0, r.err
+    conninfo = ConnectionSettings.resolve(sample_dsn, statement_timeout_s=2147483).startup_conninfo()
+    with psycopg.connect(conninfo) as conn:  # and the session really carries it
+        assert conn.execute("SHOW statement_timeout").fetchone()[0] == "2147483s"
