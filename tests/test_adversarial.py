@@ -382,3 +382,41 @@ def test_the_largest_statement_timeout_connects(capsys, sample_dsn):
     conninfo = ConnectionSettings.resolve(sample_dsn, statement_timeout_s=2147483).startup_conninfo()
     with psycopg.connect(conninfo) as conn:  # and the session really carries it
         assert conn.execute("SHOW statement_timeout").fetchone()[0] == "2147483s"
+
+
+# ------------------------------------------------------------------ the connection lost while a session's messages stream
+@pytest.fixture(scope="module")
+def chatty_dsn(make_db) -> str:
+    """1,500 sessions of 50 messages: the message stream fetches again every 40 sessions."""
+    dsn = make_db()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("INSERT INTO sessions (id, title, status, model, created_at)"
+                     " SELECT gen_random_uuid(), 'chatty ' || i, 'completed', 'm', now() - i * interval '1 minute'"
+                     " FROM generate_series(1, 1500) i")
+        conn.execute("INSERT INTO messages (session_id, role, content, created_at)"
+                     " SELECT s.id, CASE WHEN g = 1 THEN 'user' ELSE 'assistant' END,"
+                     " jsonb_build_object('text', 'line ' || g), s.created_at + g * interval '1 second'"
+                     " FROM sessions s CROSS JOIN generate_series(1, 50) g")
+    return dsn
+
+
+def test_a_connection_lost_mid_stream_prints_no_unreadable_cards(chatty_dsn, tmp_path):
+    """Killed while the reader fetched messages, the scan printed a '(session could not be
+    read)' card with an 'engine' OperationalError for every session it had already listed
+    (300 of them), counted them as done, and only then said the connection was lost."""
+    plugin = _plugin(tmp_path, "slow", "import time\ntime.sleep(0.02)\nreturn []")
+    proc = subprocess.Popen([str(SCRIPT), "scan", "--dsn", chatty_dsn, "--format", "jsonl", "-p", plugin],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "NOMOS_FORENSICS_LOAD_PLUGINS": ""})
+    first = b""
+    while first.count(b"\n") < 3:
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        assert chunk, proc.stderr.read()
+        first += chunk
+    with psycopg.connect(chatty_dsn, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                      " WHERE application_name = 'nomos-forensics' AND datname = current_database()")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and b"lost the connection" in err, err
+    cards = [json.loads(line) for line in (first + out).decode().splitlines()]
+    assert [c["session"]["id"] for c in cards if c["errors"]] == []

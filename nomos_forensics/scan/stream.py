@@ -17,6 +17,7 @@ from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
+import psycopg
 import sqlalchemy as sa
 from psycopg.rows import dict_row, tuple_row
 
@@ -153,6 +154,8 @@ def stream_sessions(
                         session = Session(info, msgs)
                         _attach_extras(session, extras, conn)
                         item: Any = session
+                    except psycopg.Error:  # the stream itself failed (a lost connection): no session can be read
+                        raise
                     except Exception as error:  # a session that cannot even be built still gets a card
                         item = _broken_card(info, error)
                     while not stop.is_set():
