@@ -64,7 +64,7 @@ pass_app = click.make_pass_decorator(App, ensure=True)
 
 
 def warn(message: str) -> None:
-    click.echo(f"{PROG}: warning: {message}", err=True)
+    click.echo(neutralise(f"{PROG}: warning: {message}"), err=True)
 
 
 # ------------------------------------------------------------------ shared options

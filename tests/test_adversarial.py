@@ -420,3 +420,14 @@ def test_a_connection_lost_mid_stream_prints_no_unreadable_cards(chatty_dsn, tmp
     assert proc.returncode == 2 and b"lost the connection" in err, err
     cards = [json.loads(line) for line in (first + out).decode().splitlines()]
     assert [c["session"]["id"] for c in cards if c["errors"]] == []
+
+
+# ------------------------------------------------------------------ terminal escapes in warnings
+def test_a_plugin_error_message_cannot_drive_the_terminal(capsys, sample_dsn, tmp_path):
+    """Errors were neutralised, warnings were not: a plugin failing to load with an OSC
+    sequence in its message set the terminal's title (or its clipboard) through stderr."""
+    path = tmp_path / "escapes.py"
+    path.write_text('raise ImportError("\\x1b]0;pwned\\x07 \\x1b]52;c;ZWNobyBwd25lZA==\\x07 \\x9b31m")\n', encoding="utf-8")
+    r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, "-p", str(path))
+    assert r.code == 1 and "failed to load" in r.err
+    assert "\x1b" not in r.err and "\x07" not in r.err and "\x9b" not in r.err, repr(r.err)
