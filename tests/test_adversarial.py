@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import threading
@@ -431,3 +432,32 @@ def test_a_plugin_error_message_cannot_drive_the_terminal(capsys, sample_dsn, tm
     r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, "-p", str(path))
     assert r.code == 1 and "failed to load" in r.err
     assert "\x1b" not in r.err and "\x07" not in r.err and "\x9b" not in r.err, repr(r.err)
+
+
+# ------------------------------------------------------------------ a rule that never returns, a worker that dies
+@pytest.mark.parametrize("args", [["review", DEMO], ["scan", "--format", "json"], ["scan", "-j", "2", "--format", "jsonl"]])
+def test_a_rule_that_never_returns_is_stopped_by_ctrl_c(sample_dsn, tmp_path, args):
+    """There is no per-rule time limit (only ctx.query has the statement timeout): Ctrl-C
+    stops a rule stuck in Python, exit 130, as the README says."""
+    marker = tmp_path / "entered"
+    path = _plugin(tmp_path, "forever", f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(3600)\nreturn []")
+    proc = subprocess.Popen([str(SCRIPT), *args, "--dsn", sample_dsn, "-p", path], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "NOMOS_FORENSICS_LOAD_PLUGINS": ""})
+    try:
+        while not marker.exists():
+            assert proc.poll() is None, proc.stderr.read()
+            threading.Event().wait(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+
+
+def test_a_worker_killed_by_its_plugin_ends_the_scan_with_exit_2(capsys, sample_dsn, tmp_path):
+    path = _plugin(tmp_path, "exits", "import os\nif session.id.startswith('c0a1'):\n    os._exit(3)\nreturn []")
+    r = invoke(capsys, "scan", "-j", "2", "--dsn", sample_dsn, "-p", path, "--format", "jsonl")
+    assert r.code == 2 and "a scan worker exited unexpectedly" in r.err, r.err
+    for line in r.out.splitlines():
+        json.loads(line)
