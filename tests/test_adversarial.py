@@ -461,3 +461,23 @@ def test_a_worker_killed_by_its_plugin_ends_the_scan_with_exit_2(capsys, sample_
     assert r.code == 2 and "a scan worker exited unexpectedly" in r.err, r.err
     for line in r.out.splitlines():
         json.loads(line)
+
+
+# ------------------------------------------------------------------ roles in another case or with spaces
+def test_sessions_counts_the_tool_calls_of_an_assistant_role_written_oddly(capsys, nomos_dsn):
+    """The card reads ' Assistant ' and 'ASSISTANT\\n' as the assistant (roles are trimmed and
+    lower-cased), but `sessions` counted tool calls only where role = 'assistant': 0 calls for
+    a session whose card has 3."""
+    from nomos_forensics.testing import insert_case
+
+    call = {"text": "", "tool_calls": [{"name": "run", "arguments": {"command": "uptime"}}]}
+    sid = insert_case(nomos_dsn, {"name": "odd roles", "messages": [
+        {"user": "uptime please"},
+        {"raw": {"role": " Assistant ", "content": call}},
+        {"raw": {"role": "ASSISTANT\n", "content": call}},
+        {"raw": {"role": "assistant", "content": call}},
+    ]})
+    card = json.loads(invoke(capsys, "review", sid, "--dsn", nomos_dsn, "--format", "json").out)
+    listed = json.loads(invoke(capsys, "sessions", "--dsn", nomos_dsn, "--format", "json", "--search", "odd roles").out)
+    assert card["stats"]["tool_calls"] == 3
+    assert [s["tool_calls"] for s in listed["sessions"]] == [3]
