@@ -481,3 +481,28 @@ def test_sessions_counts_the_tool_calls_of_an_assistant_role_written_oddly(capsy
     listed = json.loads(invoke(capsys, "sessions", "--dsn", nomos_dsn, "--format", "json", "--search", "odd roles").out)
     assert card["stats"]["tool_calls"] == 3
     assert [s["tool_calls"] for s in listed["sessions"]] == [3]
+
+
+# ------------------------------------------------------------------ more shards than open files
+def test_merge_opens_every_shard_within_the_hard_limit(capsys, sample_dsn, tmp_path):
+    """merge reads all shards side by side: with a soft limit of open files below the shard
+    count (1,024 is common, --shard allows N up to 4,096) it failed on 'Too many open files'
+    although the hard limit allowed them."""
+    resource = pytest.importorskip("resource")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 256:
+        pytest.skip("the hard limit on open files is too low here")
+    n = 30
+    paths = []
+    for k in range(n):
+        paths.append(tmp_path / f"s{k:02d}.jsonl")
+        paths[-1].write_text(invoke(capsys, "scan", "--dsn", sample_dsn, "--shard", f"{k}/{n}").out, encoding="utf-8")
+    whole = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl").out
+
+    def low_soft_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (16, hard))
+
+    done = subprocess.run([str(SCRIPT), "merge", *map(str, paths), "--format", "jsonl"], capture_output=True, text=True,
+                          timeout=120, preexec_fn=low_soft_limit, env={**os.environ, "NOMOS_FORENSICS_LOAD_PLUGINS": ""})
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stdout == whole
