@@ -3,6 +3,8 @@ database, plugin or operator would, against a real server."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import signal
@@ -506,3 +508,32 @@ def test_merge_opens_every_shard_within_the_hard_limit(capsys, sample_dsn, tmp_p
                           timeout=120, preexec_fn=low_soft_limit, env={**os.environ, "NOMOS_FORENSICS_LOAD_PLUGINS": ""})
     assert done.returncode in (0, 1), done.stderr
     assert done.stdout == whole
+
+
+# ------------------------------------------------------------------ model names in CSV and table cells
+@pytest.fixture(scope="module")
+def odd_models_dsn(make_db) -> str:
+    dsn = make_db(sample=True)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("UPDATE sessions SET model = CASE WHEN id::text < '4' THEN E'\\t=HYPERLINK(\"http://x.test\")'"
+                     " WHEN id::text < '8' THEN E'\\x1b]0;pwned\\x07m' WHEN id::text < 'c' THEN E'two\\nlines' END")
+    return dsn
+
+
+def test_csv_cells_from_the_database_are_safe_in_a_terminal_and_a_spreadsheet(capsys, odd_models_dsn):
+    """`scan --by model --format csv` printed a model name's escape sequences raw (JSON escapes
+    them, text shows stand-ins), and a formula behind a leading tab went through: spreadsheets
+    drop the tab and run it (OWASP lists tab and carriage return with = + - @)."""
+    r = invoke(capsys, "scan", "--by", "model", "--dsn", odd_models_dsn, "--format", "csv")
+    assert r.code == 0, r.err
+    assert "\x1b" not in r.out and "\x07" not in r.out
+    models = {row["model"] for row in csv.DictReader(io.StringIO(r.out))}
+    assert not any(m[:1] in ("=", "+", "-", "@", "\t", "\r") for m in models), models
+
+
+def test_a_newline_in_a_table_cell_keeps_the_row_on_one_line(capsys, odd_models_dsn):
+    """A model named 'two\\nlines' split its row of `scan --by model` (and of every table) in two."""
+    r = invoke(capsys, "scan", "--by", "model", "--dsn", odd_models_dsn)
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert len(lines) == 2 + 4, r.out  # header, rule, one row per model (3 odd ones and '(unknown)')
