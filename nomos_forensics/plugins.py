@@ -151,7 +151,9 @@ def _load(cli_plugins: Sequence[str]) -> Registry:
         except (Exception, SystemExit) as error:
             registry.problems.append(LoadProblem(source, f"failed to register: {_describe_error(error)}"))
 
-    for plugin, name in plugins_in_call_order(manager, "nomos_forensics_rules"):
+    # built-ins first: a plugin rule that reuses a built-in's code or name is the one refused
+    callers = plugins_in_call_order(manager, "nomos_forensics_rules")
+    for plugin, name in sorted(callers, key=lambda caller: source_of.get(caller[1]) != BUILTIN):
         source = source_of.get(name, name)
         try:
             # through pluggy, one plugin at a time: argument pruning, tryfirst/trylast and

@@ -537,3 +537,16 @@ def test_a_newline_in_a_table_cell_keeps_the_row_on_one_line(capsys, odd_models_
     assert r.code == 0, r.err
     lines = r.out.splitlines()
     assert len(lines) == 2 + 4, r.out  # header, rule, one row per model (3 odd ones and '(unknown)')
+
+
+# ------------------------------------------------------------------ a plugin rule named like a built-in
+def test_a_plugin_rule_named_like_a_built_in_is_the_one_refused(capsys, sample_dsn, tmp_path):
+    """Local plugins' rules were checked first, so a plugin rule named `cant-run` replaced the
+    built-in one, and the warning blamed 'plugin built-in'."""
+    path = _plugin(tmp_path, "cant_run", "yield self.finding('impostor', session.messages[:1])")
+    r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, "-p", path, "--format", "json")
+    card = json.loads(r.out)
+    assert r.code == 1
+    assert {f["code"] for f in card["findings"] if f["rule"] == "cant-run"} == {"NF001"}
+    assert "impostor" not in r.out
+    assert f"plugin file:{path}: rule cant-run" in r.err and "duplicates cant-run (NF001) from built-in" in r.err, r.err
