@@ -258,12 +258,17 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
     findings = []
     errors = list(ruleset.problems)
     ctx = RuleContext(query=query, schema=schema, grace=ruleset.grace)
+    given = (session.info, session.messages, list(session.messages))  # rules share it: undo what one changes
     for active in ruleset.active:
         try:
             found = list(active.rule.check(session, ctx) or ())
         except (Exception, SystemExit) as error:  # one broken rule must not hide the others' findings
             errors.append(RuleError(active.rule.name, type(error).__name__, _error_message(error)))
-            continue
+            found = []
+        finally:
+            if _restored(session, given):
+                errors.append(RuleError(active.rule.name, "SessionChanged",
+                                        "check() replaced or resized the session's messages or info; undone"))
         strays = [item for item in found if not isinstance(item, Finding)]
         if strays:
             errors.append(RuleError(active.rule.name, "TypeError",
@@ -290,6 +295,17 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
     if manager is not None:
         call_card_hook(manager, card, session)
     return card
+
+
+def _restored(session: Session, given: tuple) -> bool:
+    """Whether a rule replaced the session's info or messages or resized them; if so, put back
+    what it was given (cheap checks: a rule that edits a message in place is not seen)."""
+    info, messages, snapshot = given
+    if session.info is info and session.messages is messages and len(messages) == len(snapshot):
+        return False
+    messages[:] = snapshot
+    session.info, session.messages = info, messages
+    return True
 
 
 def _malformed(finding: Finding) -> str | None:

@@ -550,3 +550,27 @@ def test_a_plugin_rule_named_like_a_built_in_is_the_one_refused(capsys, sample_d
     assert {f["code"] for f in card["findings"] if f["rule"] == "cant-run"} == {"NF001"}
     assert "impostor" not in r.out
     assert f"plugin file:{path}: rule cant-run" in r.err and "duplicates cant-run (NF001) from built-in" in r.err, r.err
+
+
+# ------------------------------------------------------------------ a rule that changes the session it is given
+SESSION_DAMAGE = {
+    "append": "session.messages.append('x')",
+    "none": "session.messages = None",
+    "clear": "session.messages.clear()",
+    "info": "session.info = None",
+}
+
+
+@pytest.mark.parametrize("kind", list(SESSION_DAMAGE))
+def test_a_rule_that_changes_the_session_is_a_rule_error_and_undone(capsys, sample_dsn, tmp_path, kind):
+    """Rules share one Session: a rule that appended a string to its messages (or set them to
+    None, or the info) crashed the card with a traceback; one that cleared them emptied
+    every later rule's view and the card's counts."""
+    path = _plugin(tmp_path, f"changes_{kind}", f"{SESSION_DAMAGE[kind]}\nreturn []")
+    r = invoke(capsys, "review", DEMO, "--dsn", sample_dsn, "-p", path, "--format", "json")
+    assert r.code == 1 and "Traceback" not in r.err, r.err
+    card = json.loads(r.out)
+    assert [e["rule"] for e in card["errors"]] == [f"changes-{kind}"]
+    assert card["stats"]["messages"] == 10 and card["outcome"] == "failed"
+    assert "cant-run" in {f["rule"] for f in card["findings"]}
+    assert invoke(capsys, "scan", "--dsn", sample_dsn, "-p", path, "--format", "jsonl").code == 1
