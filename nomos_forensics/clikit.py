@@ -4,6 +4,7 @@ Commands import this module; only the entry point (cli.py) imports the commands.
 
 from __future__ import annotations
 
+import errno
 import functools
 import math
 import os
@@ -63,7 +64,7 @@ pass_app = click.make_pass_decorator(App, ensure=True)
 
 
 def warn(message: str) -> None:
-    click.echo(f"{PROG}: warning: {message}", err=True)
+    click.echo(neutralise(f"{PROG}: warning: {message}"), err=True)
 
 
 # ------------------------------------------------------------------ shared options
@@ -199,6 +200,10 @@ def since_option(name: str = "--since", help: str = "Only sessions created since
 
 
 # ------------------------------------------------------------------ the group
+# stdout that cannot take more: a full disk or quota, a file too large, a dead terminal
+OUTPUT_FAILURES = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+
 class OutputClosed(Exception):
     """stdout was closed under us (`| head`): stop at once, exit 0 (README, exit codes)."""
 
@@ -248,6 +253,7 @@ def invoke(group: click.Group, argv: list[str] | None = None) -> int:
     """Run `group` on `argv`: its result, or the exit code of an expected error, printed as one line."""
     try:
         result = group.main(args=argv, prog_name=PROG, standalone_mode=False)
+        sys.stdout.flush()  # a full disk shows here, not as an ignored exception at exit
         return int(result or 0)
     except ForensicsError as error:
         _print_error(str(error))
@@ -270,3 +276,9 @@ def invoke(group: click.Group, argv: list[str] | None = None) -> int:
     except (BrokenPipeError, OutputClosed):
         _silence_stdout()
         return int(ExitCode.OK)
+    except OSError as error:
+        if error.errno not in OUTPUT_FAILURES:
+            raise
+        _silence_stdout()
+        _print_error(f"cannot write the output: {error.strerror}")
+        return int(ExitCode.ENVIRONMENT)

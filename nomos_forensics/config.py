@@ -47,6 +47,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file not found: {path}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"invalid TOML in {path}: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"invalid TOML in {path}: nested too deeply to read") from None
     except OSError as error:
         raise ConfigError(f"cannot read {path}: {error.strerror}") from None
 

@@ -43,6 +43,7 @@ DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 DEFAULT_LOCK_TIMEOUT_S = 2.0
 STANDBY_CONFLICT_RETRIES = 3
 DEFAULT_CONNECT_TIMEOUT_S = 10
+PG_MAX_MS = 2**31 - 1  # the largest value a millisecond setting such as a timeout takes
 
 T = TypeVar("T")
 
@@ -132,7 +133,7 @@ class ConnectionSettings:
             f"-c default_transaction_read_only=on"
             f" -c statement_timeout={int(self.statement_timeout_s * 1000)}"
             f" -c lock_timeout={int(self.lock_timeout_s * 1000)}"
-            f" -c idle_in_transaction_session_timeout={int(max(self.statement_timeout_s, 60) * 2000)}"
+            f" -c idle_in_transaction_session_timeout={min(int(max(self.statement_timeout_s, 60) * 2000), PG_MAX_MS)}"
         )
         options = f"{params['options']} {ours}" if params.get("options") else ours
         return psycopg.conninfo.make_conninfo(
@@ -268,8 +269,11 @@ class Database:
         body of a subquery through the extended protocol (a prepared statement), which the
         server refuses to split into several statements, and in which anything but a query
         (COMMIT, BEGIN, SET, UPDATE, DDL) is a syntax error. A subtransaction cannot switch to
-        read-write, a failed statement rolls back only its savepoint, and a function call
-        that turned read-only off for later transactions is undone and reported as an error.
+        read-write, and a function call that turned read-only off for later transactions is
+        reported as an error. The savepoint is always rolled back once the rows are read, so
+        nothing the statement changed outlives it: not a setting (`set_config` of the
+        timeouts or the search path, which later queries of the run would inherit), not a
+        large object.
         """
 
         def run(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -299,7 +303,7 @@ class Database:
                 if isinstance(error, sa_exc.DBAPIError) and error.orig is not None:
                     raise error.orig from None  # rule authors see the server's own error
                 raise
-            savepoint.commit()
+            savepoint.rollback()
             return rows
 
         return run

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,12 +20,13 @@ from .ending import DEFAULT_GRACE
 from .errors import AmbiguousSession, ConfigError, InvalidSessionId, SessionNotFound
 from .model import Session, SessionInfo, message_from_row
 from .plugins import Registry, RuleSpec
-from .rule import Finding, Need, Rule, RuleContext, Severity
+from .rule import Evidence, Finding, Need, Rule, RuleContext, Severity
 from .schema import SchemaReport
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
 PREFIX_RE = re.compile(r"^[0-9a-f]{4,}(-[0-9a-f]*)*$", re.I)
 MIN_PREFIX = 4
+UUID_GROUPS = ((0, 8), (8, 12), (12, 16), (16, 20), (20, None))  # hex digits of each dash-separated group
 MAX_CANDIDATES = 10
 # logical_bytes is computed in SQL only for messages whose uncompressed jsonb size reaches a
 # floor the rules ask for (Rule.logical_size_floor); NEVER when no rule needs it
@@ -64,7 +67,7 @@ class RuleSet:
     def logical_floor(self) -> int:
         """Uncompressed jsonb size from which SQL computes a message's exact logical size."""
         floors = [f for a in self.active if (f := a.rule.logical_size_floor()) is not None]
-        return min(floors) if floors else NEVER
+        return min([*floors, NEVER])
 
 
 def _matches(spec: RuleSpec, selector: str) -> bool:
@@ -106,6 +109,13 @@ def build_ruleset(
         except (Exception, SystemExit) as error:  # a plugin rule that cannot even be built is a rule error
             ruleset.problems.append(RuleError(spec.name, type(error).__name__, str(error)))
             continue
+        try:
+            floor = rule.logical_size_floor()
+            if floor is not None and (isinstance(floor, bool) or not isinstance(floor, int)):
+                raise TypeError(f"logical_size_floor() returned {floor!r:.40}, not an int or None")
+        except (Exception, SystemExit) as error:
+            ruleset.problems.append(RuleError(spec.name, type(error).__name__, str(error)))
+            continue
         if schema is not None:
             reasons = schema.unmet(_requirements(rule))
             if reasons:
@@ -141,9 +151,10 @@ def resolve_session_id(db: Database, conn: sa.Connection, ref: str) -> str:
     rows = db.query(
         conn,
         "session_by_prefix",
-        {"prefix": value, "max_candidates": MAX_CANDIDATES},
+        {"prefix": _dashed(value), "max_candidates": MAX_CANDIDATES},
         purpose="resolving the session prefix",
     )
+    rows = list({row.id: row for row in rows}.values())  # a view may list a session twice
     if not rows:
         raise SessionNotFound(f"no session id starts with {value!r}")
     if len(rows) > 1:
@@ -151,6 +162,12 @@ def resolve_session_id(db: Database, conn: sa.Connection, ref: str) -> str:
         more = " and more" if len(rows) > MAX_CANDIDATES else ""
         raise AmbiguousSession(f"session prefix {value!r} is ambiguous: {shown}{more}")
     return rows[0].id
+
+
+def _dashed(prefix: str) -> str:
+    """A hex prefix with the dashes where a uuid's text has them (`c0a1e5a15e55` -> `c0a1e5a1-5e55`)."""
+    digits = prefix.replace("-", "")
+    return "-".join(digits[start:end] for start, end in UUID_GROUPS if digits[start:end])
 
 
 def session_info_from_row(row: Mapping[str, Any]) -> SessionInfo:
@@ -233,20 +250,35 @@ def review(
     manager=None,
 ) -> Card:
     """Run every active rule on `session` (a raising rule becomes a card error) and build the card."""
+    with contextlib.redirect_stdout(sys.stderr):  # a rule's print() must not land among the cards
+        return _review(session, ruleset, query=query, schema=schema, manager=manager)
+
+
+def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Card:
     findings = []
     errors = list(ruleset.problems)
     ctx = RuleContext(query=query, schema=schema, grace=ruleset.grace)
+    given = (session.info, session.messages, list(session.messages))  # rules share it: undo what one changes
     for active in ruleset.active:
         try:
             found = list(active.rule.check(session, ctx) or ())
         except (Exception, SystemExit) as error:  # one broken rule must not hide the others' findings
             errors.append(RuleError(active.rule.name, type(error).__name__, _error_message(error)))
-            continue
+            found = []
+        finally:
+            if _restored(session, given):
+                errors.append(RuleError(active.rule.name, "SessionChanged",
+                                        "check() replaced or resized the session's messages or info; undone"))
         strays = [item for item in found if not isinstance(item, Finding)]
         if strays:
             errors.append(RuleError(active.rule.name, "TypeError",
                                     f"check() yielded {type(strays[0]).__name__} {strays[0]!r:.80}, not a Finding"))
-        findings.extend(item for item in found if isinstance(item, Finding))
+        found = [item for item in found if isinstance(item, Finding)]
+        problems = [_malformed(item) for item in found]
+        if any(problems):
+            first = next(problem for problem in problems if problem)
+            errors.append(RuleError(active.rule.name, "TypeError", f"check() yielded a Finding whose {first}"))
+        findings.extend(item for item, problem in zip(found, problems) if not problem)
     findings.sort(key=lambda f: (-f.severity, f.code))
     outcome, why = explain_outcome(session, findings, ruleset.grace)
     card = Card(
@@ -265,6 +297,35 @@ def review(
     return card
 
 
+def _restored(session: Session, given: tuple) -> bool:
+    """Whether a rule replaced the session's info or messages or resized them; if so, put back
+    what it was given (cheap checks: a rule that edits a message in place is not seen)."""
+    info, messages, snapshot = given
+    if session.info is info and session.messages is messages and len(messages) == len(snapshot):
+        return False
+    messages[:] = snapshot
+    session.info, session.messages = info, messages
+    return True
+
+
+def _malformed(finding: Finding) -> str | None:
+    """What makes a Finding impossible to sort or render (a field a rule set to another type), or None."""
+    if not isinstance(finding.severity, Severity):
+        return f"severity is {finding.severity!r:.40}, not a Severity"
+    for name in ("rule", "code", "message", "root_cause", "fix"):
+        if not isinstance(getattr(finding, name), str):
+            return f"{name} is {getattr(finding, name)!r:.40}, not a string"
+    if finding.blocker is not None and not isinstance(finding.blocker, str):
+        return f"blocker is {finding.blocker!r:.40}, not a string or None"
+    if not isinstance(finding.evidence, list) or not all(
+        isinstance(e, Evidence) and isinstance(e.excerpt, str) for e in finding.evidence
+    ):
+        return f"evidence is {finding.evidence!r:.40}, not a list of Evidence"
+    if not isinstance(finding.data, dict):
+        return f"data is {finding.data!r:.40}, not a dict"
+    return None
+
+
 def call_card_hook(manager, card: Card, session: Session) -> None:
     """`nomos_forensics_card` through pluggy (pruning, ordering and wrappers as pluggy documents).
 
@@ -275,6 +336,24 @@ def call_card_hook(manager, card: Card, session: Session) -> None:
         manager.hook.nomos_forensics_card(card=card, session=session)
     except (Exception, SystemExit) as error:
         card.errors.append(RuleError(_raising_plugin(manager, error), type(error).__name__, _error_message(error)))
+    _drop_what_the_hook_broke(card)
+
+
+def _drop_what_the_hook_broke(card: Card) -> None:
+    """Items of another type a card hook put in the card's lists would crash every renderer:
+    drop them, and say so on the card."""
+    broken = []
+    for name, keep in (("findings", lambda f: isinstance(f, Finding) and not _malformed(f)),
+                       ("errors", lambda e: isinstance(e, RuleError)),
+                       ("skipped", lambda s: isinstance(s, dict) and {"rule", "reason"} <= s.keys())):
+        items = getattr(card, name)
+        kept = [item for item in items if keep(item)] if isinstance(items, list) else []
+        if not isinstance(items, list) or len(kept) != len(items):
+            broken.append(name)
+            setattr(card, name, kept)
+    if broken:
+        card.errors.append(RuleError("card hook", "TypeError",
+                                     f"nomos_forensics_card left the card's {', '.join(broken)} with items of another type; dropped"))
 
 
 def _raising_plugin(manager, error: BaseException) -> str:

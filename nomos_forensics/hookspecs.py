@@ -30,4 +30,6 @@ def nomos_forensics_card(card, session) -> None:
     outcome was decided; the return value is ignored; a `wrapper=True` implementation runs
     around the others. An exception ends the call, as in pluggy (implementations after it do
     not run for that card), and is reported in the card's errors under the raising plugin's name.
+    Items of another type left in the card's `findings`, `errors` or `skipped` (a string among
+    the findings, a finding whose severity is a string) are dropped, with a card error.
     """

@@ -9,13 +9,14 @@ includes one calling sys.exit() (SystemExit), but never Ctrl-C (KeyboardInterrup
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -113,6 +114,11 @@ def local_plugin_refs(cli_refs: Sequence[str] = ()) -> list[str]:
 
 def load(cli_plugins: Sequence[str] = ()) -> Registry:
     """Build a plugin manager with every allowed plugin registered and collect their rules."""
+    with contextlib.redirect_stdout(sys.stderr):  # a plugin printing at import must not land in the output
+        return _load(cli_plugins)
+
+
+def _load(cli_plugins: Sequence[str]) -> Registry:
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
     registry = Registry(manager)
@@ -145,7 +151,9 @@ def load(cli_plugins: Sequence[str] = ()) -> Registry:
         except (Exception, SystemExit) as error:
             registry.problems.append(LoadProblem(source, f"failed to register: {_describe_error(error)}"))
 
-    for plugin, name in plugins_in_call_order(manager, "nomos_forensics_rules"):
+    # built-ins first: a plugin rule that reuses a built-in's code or name is the one refused
+    callers = plugins_in_call_order(manager, "nomos_forensics_rules")
+    for plugin, name in sorted(callers, key=lambda caller: source_of.get(caller[1]) != BUILTIN):
         source = source_of.get(name, name)
         try:
             # through pluggy, one plugin at a time: argument pruning, tryfirst/trylast and
@@ -155,7 +163,13 @@ def load(cli_plugins: Sequence[str] = ()) -> Registry:
             registry.problems.append(LoadProblem(source, f"nomos_forensics_rules raised {_describe_error(error)}"))
             continue
         for provided in results or []:
-            for cls in provided or []:
+            try:
+                provided = list(provided or [])
+            except TypeError:
+                registry.problems.append(LoadProblem(
+                    source, f"nomos_forensics_rules returned {type(provided).__name__} {provided!r:.40}, not a list of rule classes"))
+                continue
+            for cls in provided:
                 problem = _validate_rule(cls, registry)
                 if problem:
                     registry.problems.append(LoadProblem(source, problem))
@@ -186,6 +200,10 @@ def _validate_rule(cls: object, registry: Registry) -> str | None:
         return f"{cls!r} is not a nomos_forensics.Rule subclass"
     if not cls.code or not cls.name:
         return f"rule {cls.__name__} has no code or name"
+    if not isinstance(cls.code, str) or not isinstance(cls.name, str):
+        return f"rule {cls.__name__}: code and name must be strings, not {cls.code!r:.20} and {cls.name!r:.20}"
+    if not isinstance(cls.requires, Mapping):
+        return f"rule {cls.name}: requires must map tables to columns, not {cls.requires!r:.40}"
     if not RULE_NAME.match(cls.name):
         return f"rule name {cls.name!r} is not kebab-case"
     try:

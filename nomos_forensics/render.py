@@ -153,7 +153,8 @@ def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], fmt: Format = F
 
 
 def _text_cell(value: Any) -> Any:
-    return neutralise(value) if isinstance(value, str) else value
+    # one line per row, as in markdown: a newline from the database would split the row
+    return neutralise(value).replace("\n", " ") if isinstance(value, str) else value
 
 
 def _md_cell(value: Any) -> Any:

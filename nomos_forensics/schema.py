@@ -82,13 +82,12 @@ CONTRACT: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
-# Types that still work, with a note: the tool casts json to jsonb in its queries.
+# Types that still work, with a note: the tool casts json to jsonb in its queries. Session ids
+# stored as text are not among them: every query compares them with a uuid parameter.
 TOLERATED_TYPES: dict[tuple[str, str], tuple[str, ...]] = {
     ("messages", "content"): ("json",),
     ("audit_log", "detail"): ("json",),
     ("nomos_plan_steps", "args"): ("json",),
-    ("sessions", "id"): ("text", "character varying"),
-    ("messages", "session_id"): ("text", "character varying"),
     ("messages", "id"): ("integer",),
 }
 
@@ -135,6 +134,11 @@ class SchemaReport:
         live = self.columns.get(table)
         return live is not None and all(c in live for c in columns)
 
+    def typed(self, table: str, column: str) -> bool:
+        """Whether `column` exists with the contract's type (or a tolerated one)."""
+        got = self.column_type(table, column)
+        return got in CONTRACT[table][column] or got in TOLERATED_TYPES.get((table, column), ())
+
     def column_type(self, table: str, column: str) -> str | None:
         return self.columns.get(table, {}).get(column)
 
@@ -149,7 +153,7 @@ class SchemaReport:
             absent = sorted(c for c in needed if c not in live)
             if absent:
                 reasons.append(f"{table}.{', '.join(absent)} missing")
-            for column in needed:
+            for column in sorted(needed):
                 bad = [m for m in self.type_mismatches if m[0] == table and m[1] == column]
                 reasons.extend(f"{t}.{c} is {got}, expected {want}" for t, c, want, got in bad)
         if reasons and self.migration is not None and self.migration < CONTRACT_MIGRATION:
@@ -173,8 +177,8 @@ def reflect(conn: sa.Connection, database) -> SchemaReport:
     columns: dict[str, dict[str, str]] = {}
     for row in rows:
         columns.setdefault(row.table_name, {})[row.column_name] = row.data_type
-    migration = None
-    if "schema_migrations" in columns and "version" in columns["schema_migrations"]:
+    report = SchemaReport.from_columns(columns, None)
+    if report.typed("schema_migrations", "version"):  # a text version would compare as text
         migration_rows = database.query(conn, "migration_version", purpose="reading schema_migrations")
-        migration = migration_rows[0].version if migration_rows else None
-    return SchemaReport.from_columns(columns, migration)
+        report.migration = migration_rows[0].version if migration_rows else None
+    return report

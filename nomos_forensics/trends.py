@@ -14,6 +14,7 @@ from typing import Any
 
 from .card import Card
 from .facts import UNKNOWN, SessionFacts
+from .render import neutralise
 
 BUCKETS = ("day", "week", "month", "model")
 SCHEMA_VERSION = 1
@@ -169,5 +170,7 @@ class Series:
 
 
 def _csv_safe(text: str) -> str:
-    # a model name from the database must not become a formula in a spreadsheet
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+    # a model name from the database must not become a formula in a spreadsheet (a leading tab
+    # or carriage return is dropped by spreadsheets before they read one), nor drive a terminal
+    text = neutralise(text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

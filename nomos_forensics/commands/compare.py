@@ -55,9 +55,9 @@ def _gate(value: str | None) -> list[str] | None:
 
 def migration_applied_at(app: App, conn, schema, version: int) -> datetime:
     tell = f"give the date instead: --at YYYY-MM-DD (when migration {version:03d} was deployed)"
-    if not schema.has("schema_migrations", ["version", "applied_at"]):
+    if not (schema.typed("schema_migrations", "version") and schema.typed("schema_migrations", "applied_at")):
         raise ConfigError(f"this database does not record when migrations were applied "
-                          f"(no schema_migrations.applied_at); {tell}")
+                          f"(no integer schema_migrations.version and timestamptz applied_at); {tell}")
     rows = app.db.query(conn, "migration_applied_at", {"version": version}, purpose="reading schema_migrations")
     if not rows:
         raise ConfigError(f"migration {version:03d} is not in schema_migrations (not applied here); {tell}")

@@ -77,7 +77,7 @@ def _text(r: dict) -> str:
         f"read-only session: {'yes' if r['read_only'] else 'NO'}",
         f"can write:         {'YES: ' + _write_reason(r['can_write']) if r['can_write']['possible'] else _no_write(r['can_write'])}",
         f"timeouts:          statement {r['statement_timeout']}, lock {r['lock_timeout']}",
-        f"migration:         {r['migration'] if r['migration'] is not None else 'unknown (no schema_migrations)'}"
+        f"migration:         {r['migration'] if r['migration'] is not None else 'unknown (no integer schema_migrations.version)'}"
         f" (contract: {r['contract_migration']:03d})",
     ]
     for table in r["missing_tables"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 import sys
 import tempfile
 
@@ -160,19 +161,28 @@ def _same_rules(mine: dict, theirs: dict) -> None:
 
 
 def _write(output: str, html: str) -> None:
-    """Write the file whole or not at all (a temporary file renamed into place)."""
+    """Write the file whole or not at all (a temporary file renamed into place). A FIFO or a
+    device (/dev/null) is written into, since renaming over it would replace it; a symlink's
+    target is replaced, not the link."""
     if output == "-":
         sys.stdout.write(html)
         sys.stdout.flush()
         return
-    directory = os.path.dirname(os.path.abspath(output))
+    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".nomos-forensics-", suffix=".html", dir=directory)
+        if os.path.exists(output) and not stat.S_ISREG(os.stat(output).st_mode):
+            with open(output, "w", encoding="utf-8") as handle:
+                handle.write(html)
+            return
+        target = os.path.realpath(output)
+        fd, tmp = tempfile.mkstemp(prefix=".nomos-forensics-", suffix=".html", dir=os.path.dirname(target))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(html)
         mask = os.umask(0)
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)  # as open() would have made it, not mkstemp's 0600
-        os.replace(tmp, output)
+        os.replace(tmp, target)
     except OSError as error:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
         raise ConfigError(f"cannot write {output}: {error.strerror or error}") from None

@@ -23,6 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
+
 from .. import __version__
 from ..errors import ExitCode, ForensicsError
 from .stream import ScanFilters
@@ -125,6 +130,7 @@ def read_shards(paths: list[str]) -> MergedShards:
     Reads every card line once (hash, order, count); raises ShardError naming the first fault."""
     if not paths:
         raise ShardError("no shard files given")
+    _allow_open_files(len(paths))
     shards = [_open(Path(p)) for p in paths]
     first = shards[0]
     for shard in shards[1:]:
@@ -158,6 +164,17 @@ def read_shards(paths: list[str]) -> MergedShards:
     return MergedShards(shards, summary, any(s.trailer["failed"] for s in shards), summary.sessions)
 
 
+def _allow_open_files(count: int) -> None:
+    """The shards are read side by side: raise the soft limit on open files, up to the hard one,
+    so that `count` of them fit (a soft limit of 1,024 is common; N may be 4,096)."""
+    if resource is None:  # not a POSIX system
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = count + 64  # and the interpreter's own
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))
+
+
 def _difference(a: dict[str, Any], b: dict[str, Any]) -> str:
     keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
     return f" ({', '.join(keys)} differ)" if keys else ""
@@ -187,7 +204,7 @@ def _open(path: Path) -> _Shard:
             raise ValueError(index)
     except ShardError:
         raise
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # RecursionError: JSON nested too deeply
         raise ShardError(f"{path} is not a whole shard: no valid trailer line at its end "
                          "(interrupted, truncated, or not written by scan --shard)") from None
     return _Shard(path, index, count, trailer, cards_size)
@@ -229,7 +246,7 @@ def _session_id(line: str) -> str | None:
         return match.group(1)
     try:
         session = json.loads(line)["session"]["id"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
     return session if isinstance(session, str) else None
 

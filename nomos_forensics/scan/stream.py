@@ -17,6 +17,7 @@ from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
+import psycopg
 import sqlalchemy as sa
 from psycopg.rows import dict_row, tuple_row
 
@@ -142,13 +143,19 @@ def stream_sessions(
 
         def read() -> None:
             try:
+                previous = None
                 for row in sessions.rows():
                     info = session_info_from_row(row)
+                    if info.id == previous:  # a view may list a session twice: one card
+                        continue
+                    previous = info.id
                     try:
                         msgs = sort_messages(message_from_row(r, keep_content=keep) for r in messages.take(info.id))
                         session = Session(info, msgs)
                         _attach_extras(session, extras, conn)
                         item: Any = session
+                    except psycopg.Error:  # the stream itself failed (a lost connection): no session can be read
+                        raise
                     except Exception as error:  # a session that cannot even be built still gets a card
                         item = _broken_card(info, error)
                     while not stop.is_set():
