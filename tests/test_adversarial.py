@@ -43,7 +43,11 @@ def test_a_rule_query_cannot_change_the_session_for_later_queries(capsys, writab
     every later query of the run, the tool's own included; a large object it made lived on."""
     body = f'''
     ctx.query("SELECT set_config('statement_timeout', '0', false), set_config('lock_timeout', '0', false),"
-              " set_config('search_path', 'pg_catalog', false), lo_from_bytea(0, 'x')", {{}})
+              " set_config('search_path', 'pg_catalog', false)", {{}})
+    try:  # PostgreSQL 15 lets a read-only transaction make a large object; later versions refuse it
+        ctx.query("SELECT lo_from_bytea(0, 'x')", {{}})
+    except Exception:
+        pass
     row = ctx.query({SETTINGS!r}, {{}})[0]
     yield self.finding(f"{{row['st']}} {{row['lt']}} {{row['sp']}} {{row['lo']}}", session.messages[:1])
     '''
