@@ -126,3 +126,63 @@ def test_message_queries_are_never_memoized(sample_dsn):
             assert conn.exec_driver_sql("SHOW enable_memoize").scalar() == "off"
     finally:
         db.dispose()
+
+
+def _fetch_threads() -> list:
+    import threading
+
+    return [t for t in threading.enumerate() if t.name == "nomos-forensics-fetch" and t.is_alive()]
+
+
+def test_prefetched_pages_give_the_same_scan_and_no_fetch_outlives_it(capsys, sample_dsn, monkeypatch):
+    """The messages come a page or two ahead of the reader, from a thread of their own: with
+    three-row pages (many pages, a full queue) the cards are the same, and the thread is gone
+    when the scan ends, also when its consumer stops early."""
+    from nomos_forensics import plugins
+    from nomos_forensics.config import Config
+    from nomos_forensics.db import ConnectionSettings, Database
+    from nomos_forensics.engine import build_ruleset
+    from nomos_forensics.scan import stream as stream_mod
+    from nomos_forensics.schema import reflect
+
+    whole = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl").out
+    monkeypatch.setattr(stream_mod, "STREAM_BATCH", 3)
+    monkeypatch.setattr(stream_mod, "PREFETCH_PAGES", 1)
+    assert invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl").out == whole
+    assert not _fetch_threads()
+    db = Database(ConnectionSettings.resolve(sample_dsn))
+    try:
+        with db.connect("testing") as conn:
+            schema = reflect(conn, db)
+            ruleset = build_ruleset(plugins.load(()), Config(), schema=schema)
+            cards = stream_mod.stream_sessions(db, conn, ruleset, stream_mod.ScanFilters(), schema)
+            first = [next(cards), next(cards)]
+            assert _fetch_threads(), "fetching ahead while the consumer works"
+            cards.close()  # the consumer stops early
+            assert not _fetch_threads()
+            assert [c.session.id for c in first] == [json.loads(line)["session"]["id"] for line in whole.splitlines()[:2]]
+    finally:
+        db.dispose()
+
+
+def test_a_fetch_error_reaches_the_reader():
+    from nomos_forensics.scan.stream import _Prefetch
+
+    class Pages:  # a cursor whose second fetch fails (the server went away)
+        calls = 0
+
+        def fetchmany(self, size):
+            self.calls += 1
+            if self.calls == 2:
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+            return [(self.calls, i) for i in range(size)]
+
+    rows = iter(_Prefetch(Pages(), 2))
+    assert [next(rows), next(rows)] == [(1, 0), (1, 1)]
+    try:
+        next(rows)
+    except psycopg.OperationalError as error:
+        assert "closed the connection" in str(error)
+    else:
+        raise AssertionError("the fetch error was lost")
+    assert not _fetch_threads()

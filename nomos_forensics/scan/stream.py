@@ -66,20 +66,26 @@ class _Stream:
     """
 
     def __init__(self, conn: sa.Connection, name: str, params: Mapping[str, Any] | None = None,
-                 batch: int = STREAM_BATCH, columns: tuple[str, ...] | None = None) -> None:
+                 batch: int = STREAM_BATCH, columns: tuple[str, ...] | None = None, prefetch: bool = False) -> None:
         compiled = sa.text(load_query(name)).compile(dialect=conn.dialect)
         cursor = conn.connection.dbapi_connection.cursor(
             name=f"nomos_forensics_{name}", row_factory=dict_row if columns is None else tuple_row
         )
         cursor.itersize = batch
         cursor.execute(str(compiled), {k: v for k, v in dict(params or {}).items() if k in compiled.params})
-        self._rows: Iterator[Any] = iter(cursor)
-        self._pending: Any = next(self._rows, None)
-        self._key: Callable[[Any], str] = itemgetter("session_id" if columns is None else -1)
         if columns is not None:
             got = tuple(c.name for c in cursor.description or ())
             if got != (*columns, "session_id"):  # the SQL and the positional reader must agree
                 raise RuntimeError(f"{name}.sql returns columns {got}, expected {(*columns, 'session_id')}")
+        self._prefetch = _Prefetch(cursor, batch) if prefetch else None
+        self._rows: Iterator[Any] = iter(self._prefetch) if self._prefetch is not None else iter(cursor)
+        self._pending: Any = next(self._rows, None)
+        self._key: Callable[[Any], str] = itemgetter("session_id" if columns is None else -1)
+
+    def close(self) -> None:
+        """Stop fetching ahead (before the connection is given back)."""
+        if self._prefetch is not None:
+            self._prefetch.close()
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every row, for a stream read whole (the sessions themselves)."""
@@ -102,6 +108,62 @@ class _Stream:
         return rows
 
 
+class _Prefetch:
+    """A named cursor's pages fetched in a thread of its own, PREFETCH_PAGES ahead of the
+    reader: the server computes the next page while the client builds sessions from this one
+    (psycopg releases the GIL while it waits). A fetch error is raised to the reader."""
+
+    def __init__(self, cursor, batch: int) -> None:
+        self._pages: queue.Queue = queue.Queue(maxsize=PREFETCH_PAGES)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._fetch, args=(cursor, batch), name="nomos-forensics-fetch",
+                                        daemon=True)
+        self._thread.start()
+
+    def _fetch(self, cursor, batch: int) -> None:
+        try:
+            while not self._stop.is_set():
+                page = cursor.fetchmany(batch)
+                self._put(page)
+                if len(page) < batch:
+                    if page:
+                        self._put([])
+                    return
+        except BaseException as error:  # raised by the reader
+            self._put(error)
+
+    def _put(self, item) -> None:
+        while not self._stop.is_set():
+            try:
+                self._pages.put(item, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            page = self._pages.get()
+            if isinstance(page, BaseException):
+                raise page
+            if not page:
+                return
+            yield from page
+
+    def close(self) -> None:
+        """Stop fetching, and wake a reader still waiting for a page (it then sees the end)."""
+        self._stop.set()
+        self._thread.join(timeout=30)  # at most one page's fetch in flight
+        while True:
+            try:
+                self._pages.get_nowait()
+            except queue.Empty:
+                break
+        self._pages.put_nowait([])
+
+
+PREFETCH_PAGES = 2  # pages (STREAM_BATCH rows each) fetched ahead of the reader
+
+
 def count_sessions(db: Database, conn: sa.Connection, filters: ScanFilters) -> int:
     return int(db.query(conn, "scan_count", filters.params(), purpose="counting sessions")[0].n)
 
@@ -116,9 +178,10 @@ def stream_sessions(
 ) -> Iterator[Card]:
     """Yield one card per session, in session-id order, as each session's rows arrive.
 
-    A reader thread fetches rows and builds sessions while this thread runs the rules:
-    psycopg releases the GIL while it waits for the server, so the server computes the next
-    batch as Python reviews the previous one (a named cursor only works when asked).
+    A reader thread builds sessions while this thread runs the rules, and a fetch thread keeps
+    the messages two pages ahead of the reader: psycopg releases the GIL while it waits for
+    the server, so the server computes the next page while Python builds and reviews the
+    previous ones (a named cursor only works when asked).
     """
     needs = ruleset.needs
     params = {
@@ -130,12 +193,14 @@ def stream_sessions(
         sessions = _Stream(conn, "scan_sessions", params, batch=500)
         # unfiltered scans read whole tables in dump order; filtered ones only their sessions
         suffix = "" if filters.unfiltered else "_filtered"
-        messages = _Stream(conn, "scan_messages" + suffix, params, columns=MESSAGE_COLUMNS)
         extras = {
             need: _Stream(conn, query + suffix, params, batch=EXTRAS_BATCH, columns=("rows",))
             for need, query in _EXTRAS.items()
             if need in needs and (schema is None or not schema.unmet(NEED_TABLES[need]))
         }
+        # last: its fetch thread starts here, and the finally below stops it
+        messages = _Stream(conn, "scan_messages" + suffix, params, batch=STREAM_BATCH, columns=MESSAGE_COLUMNS,
+                           prefetch=True)
         keep = Need.CONTENT in needs
         query = db.rule_query(conn)
         built: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
@@ -184,6 +249,7 @@ def stream_sessions(
                 )
         finally:
             stop.set()
+            messages.close()  # no fetch may outlive the pass, nor leave the reader waiting
             reader.join(timeout=5)
 
 
