@@ -17,6 +17,7 @@ from .ending import (
     CAVEAT,
     COMPLETED,
     CONVERSATION_ROLES,
+    CUT,
     DEFAULT_GRACE,
     ERROR,
     HANDED_OFF,
@@ -191,9 +192,13 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     3. failed: status `failed`, or the request never got an assistant message.
     4. failed: a blocker record finding (an action blocked or denied) has evidence in the last
        turn and no work follows it in that turn.
-    5. the ending is an assistant error card, a blank reply or an unanswered user message (a
-       closing thank-you or acknowledgement after a finished answer excepted): partial after
-       an earlier answer (work was delivered before the last request died), else failed.
+    5. the ending is an assistant error card, a blank reply, an unanswered user message (a
+       closing thank-you, acknowledgement or "exit" after a finished answer excepted) or a reply
+       the user cut off (the client logged its interrupt right before the reply, aider's "^C
+       again to exit", or right before the token report of a model call after it; not a ^C at
+       the prompt after a finished reply, and not a cut reply to a closing, where the closing
+       ends the session): partial after an earlier answer (work was delivered before the last
+       request died), else failed.
     6. partial: the ending is a tool result or a tool call nobody answered, and no finishing
        call (cut off while working).
     7. partial: status `cancelled`, no finishing call and status not `completed`.
@@ -254,7 +259,7 @@ def explain_outcome(
             e.turn == last.turn and _unrecovered(e.message_id, last_turn) for e in f.evidence)), None)
     if stopped is not None:
         return Outcome.FAILED, f"{stopped.rule} in the last turn ({last.turn}), no work after it"
-    if ending.kind in (ERROR, BLANK, USER):
+    if ending.kind in (ERROR, BLANK, USER, CUT):
         if ending.earlier:
             return Outcome.PARTIAL, f"earlier turns were answered, but the last one ends on {ending.describe()} (turn {last.turn})"
         return Outcome.FAILED, f"ends on {ending.describe()} in turn {last.turn}, and no turn was answered"

@@ -29,6 +29,7 @@ TOOL_CALL = "tool-call"  # tool calls whose results were never stored
 USER = "user"  # a user message nobody answered
 ERROR = "error"  # an assistant error card
 BLANK = "blank"  # an assistant reply with no text, no tool call and no result
+CUT = "cut-off"  # the final reply, or a model call after it, cut off by the user's interrupt (the client logged it)
 EMPTY = "empty"  # no user, assistant or tool message at all
 FINISHED = (ANSWERED, COMPLETED, HANDED_OFF)
 
@@ -41,6 +42,7 @@ DESCRIPTION = {
     USER: "a user message with no assistant reply",
     ERROR: "an assistant error card",
     BLANK: "a blank assistant reply",
+    CUT: "a reply the user cut off (the client logged its interrupt)",
     EMPTY: "no conversation",
 }
 
@@ -53,9 +55,12 @@ _WORDS = lexicon.load("nomos_forensics", "endings")
 _MACROS = _WORDS.get("macros", {})
 HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'handoff_tools')})", re.IGNORECASE)
 SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)
-UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED = (
+(UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED, CLIENT_INTERRUPTED,
+ CLIENT_CUT_CALL) = (
     re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
-    for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied"))
+    for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied",
+                "client_interrupted", "client_cut_call"))
+INTERRUPT_MARK = "^C"  # a literal of every CLIENT_INTERRUPTED / CLIENT_CUT_CALL match: client text without it is not searched
 # a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
 DOUBT_WORDS = re.compile(r"issues|problems|beyond|\bonly\b|haven|have\s+not|didn|did\s+not|doesn|does\s+not|"
                          r"couldn|could\s+not|can.?t\b|cannot|can\s+not|give\s+up|pass|fail|tested|verified", re.IGNORECASE)
@@ -91,7 +96,8 @@ class Ending:
     `kind` is one of the kinds above; `last` the last user, assistant or tool message;
     `closing` the user's closing thank-you when the session ends on one after a finished
     answer; `status` the session's status, lower-cased; `client` the system (client) messages
-    after the last message. The rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...)
+    after the last message; `cut_off` the client message that logged the user's interrupt
+    when the final reply (or a model call after it) was cut off (kind CUT), else None. The rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...)
     is worked out on first use, from the end of the conversation backwards, so a reader that
     only asks how the session stopped pays for nothing more.
     """
@@ -101,6 +107,7 @@ class Ending:
     closing: "Message | None"
     status: str
     client: "tuple[Message, ...]" = ()  # system (client) messages after the last message
+    cut_off: "Message | None" = None  # the client's interrupt notice that cut the final reply off (kind CUT)
     messages: "Sequence[Message]" = field(default=(), repr=False, compare=False)  # the session's messages
     conversation: "Sequence[Message]" = field(default=(), repr=False, compare=False)  # its user/assistant/tool ones
 
@@ -240,6 +247,7 @@ def ending_of(session: "Session") -> Ending:
     if last is None:
         return Ending(kind, None, None, status)
     client: tuple = ()
+    cut_off = None
     if closing is None:
         tail = []
         for message in reversed(messages):
@@ -247,7 +255,33 @@ def ending_of(session: "Session") -> Ending:
                 break
             tail.append(message)
         client = tuple(m for m in reversed(tail) if m.role == "system")
-    return Ending(kind, last, closing, status, client=client, messages=messages, conversation=conversation)
+        if kind == ANSWERED and last.role == "assistant":
+            cut_off = _cut_off(messages, last, len(tail), client)
+    if cut_off is not None:
+        before, closed = _kind(conversation[:-1]) if conversation[-1] is last and len(conversation) > 1 else (USER, None)
+        if before == ANSWERED and closed is not None and closed is conversation[-2]:
+            # the reply cut off answered a closing ("exit") after a finished answer: the session ended on the closing
+            return Ending(ANSWERED, closed, closed, status, messages=messages, conversation=conversation[:-1])
+        kind = CUT
+    return Ending(kind, last, closing, status, client=client, cut_off=cut_off, messages=messages,
+                  conversation=conversation)
+
+
+def _cut_off(messages: "Sequence[Message]", last: "Message", after: int, client: "tuple[Message, ...]") -> "Message | None":
+    """The client message that logged the user's interrupt of the final reply `last`: the system
+    message right before it ends with the notice (aider: "^C again to exit", logged on the first
+    ^C while the reply streams, before the partial reply is written), or a client message after it
+    has the notice followed at once by a token report (a model call under way after the reply, a
+    retry of a failed edit, cut off). A ^C at the prompt after a finished reply (its token report,
+    then "^C again to exit") is no cut. Only client text holding "^C" is searched."""
+    index = len(messages) - 1 - after  # `last`'s index: `after` messages follow it
+    if index > 0 and messages[index] is last:
+        before = messages[index - 1]
+        text = before.text or ""
+        if before.role == "system" and INTERRUPT_MARK in text and CLIENT_INTERRUPTED.search(text.lower()):
+            return before
+    return next((m for m in client if INTERRUPT_MARK in (m.text or "") and CLIENT_CUT_CALL.search((m.text or "").lower())),
+                None)
 
 
 def turn_block(messages: "Sequence[Message]", turn: int) -> "list[Message]":
