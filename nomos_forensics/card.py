@@ -204,6 +204,11 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     7. partial: status `cancelled`, no finishing call and status not `completed`.
     8. the client reports after the last reply that its change was not applied and it stopped
        ("Only 3 reflections allowed, stopping."): partial after an earlier answer, else failed.
+       Failed when the last turn applied a change and the client then reports the user's undo
+       of a commit ("Removed: 57d34c8 feat: Add heatmap … Now at: c4ca116 …", aider's /undo),
+       and the last request is not a question: the user took the result back. After a question
+       ("Can you recommend any improvement?") the answer stands; the undo takes back only the
+       edit that came with it.
     9. the final words say it could not do something ("I can't run the build", "no local
        knowledge on that", "无法执行"): partial when work follows that statement in the last
        turn (or the turn did work and ends on a finishing call), else failed. Not when they
@@ -271,6 +276,10 @@ def explain_outcome(
     if failed is not None:
         why = f"the client reports the last reply's change was not applied ({_quote(failed.text)})"
         return (Outcome.PARTIAL, f"{why}, after earlier answers") if ending.earlier else (Outcome.FAILED, why)
+    undone = ending.client_undone if ending.worked else None
+    request = ending.request if undone is not None else None
+    if undone is not None and request is not None and not (request.text or "").rstrip().endswith(("?", "\uff1f")):
+        return Outcome.FAILED, f"the user undid the last turn's change ({_quote(undone.text)})"
     left = ending.says(NOTHING_LEFT)
     unable = None if left else ending.says_unable()
     if unable is not None:

@@ -56,10 +56,11 @@ _MACROS = _WORDS.get("macros", {})
 HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'handoff_tools')})", re.IGNORECASE)
 SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)
 (UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED, CLIENT_INTERRUPTED,
- CLIENT_CUT_CALL) = (
+ CLIENT_CUT_CALL, CLIENT_UNDONE) = (
     re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
     for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied",
-                "client_interrupted", "client_cut_call"))
+                "client_interrupted", "client_cut_call", "client_undone"))
+UNDONE_MARK = "removed"  # a literal of every CLIENT_UNDONE match (lower-cased client text)
 INTERRUPT_MARK = "^C"  # a literal of every CLIENT_INTERRUPTED / CLIENT_CUT_CALL match: client text without it is not searched
 # a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
 DOUBT_WORDS = re.compile(r"issues|problems|beyond|\bonly\b|haven|have\s+not|didn|did\s+not|doesn|does\s+not|"
@@ -229,6 +230,23 @@ class Ending:
         return any(m.id == message.id for m in self.work) or any(
             m.created_at is not None and message.created_at is not None and m.created_at > message.created_at
             for m in self.work)
+
+    @property
+    def request(self) -> "Message | None":
+        """The user message that opened the last turn (None when that turn has none)."""
+        if self.last is None:
+            return None
+        return next((m for m in turn_block(self.conversation, self.turn) if m.role == "user"), None)
+
+    @property
+    def client_undone(self) -> "Message | None":
+        """A client message after the last reply reporting that the user's undo removed a commit
+        ("Removed: 57d34c8 feat: … Now at: …", aider's /undo)."""
+        for message in self.client:
+            low = (message.text or "").lower()
+            if UNDONE_MARK in low and CLIENT_UNDONE.search(low):
+                return message
+        return None
 
     @property
     def client_failed(self) -> "Message | None":

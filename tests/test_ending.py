@@ -265,3 +265,30 @@ def test_heldout7_a_reply_the_user_cut_off_with_ctrl_c_is_no_answer():
     died = _session(*answered, ask, ("assistant", {"text": "", "error": "Model has hit a token limit!"}),
                     ("user", {"text": "exit"}), ctrl_c, ("assistant", {"text": "Sure, I'll use the"}), quit_after, status=None)
     assert died.ending.kind == CUT and explain_outcome(died, [])[0] == Outcome.PARTIAL
+
+
+def test_heldout7_the_user_undoing_the_last_change_is_failed():
+    """heldout7 (snapswap:037): the last request's edit is applied and committed, and the user takes
+    it back with aider's /undo ("Removed: 57d34c8 feat: … Now at: c4ca116 …"): failed, whatever was
+    answered before. Not after a question (aider-laura:000, "Can you recommend me any improvement?":
+    the answer stands, the undo only takes back the edit that came with it), not when the last turn
+    applied nothing, and not for /drop's "Removed client/src/App.js from the chat"."""
+    earlier = (("user", {"text": "add a heatmap to the stats"}), ("assistant", {"text": "I added a heatmap component."}),
+               ("system", {"text": "Applied edit to client/src/App.js\nCommit c4ca116 feat: heatmap"}))
+
+    def ending(request: str, applied: bool = True, undo: str = "Removed: 57d34c8 feat: Add heatmap to progress stats\n"
+               "Now at:  c4ca116 feat: heatmap\nYou can use /undo to undo and discard each aider commit.") -> Session:
+        client = "Applied edit to client/src/App.js\nCommit 57d34c8 feat: Add heatmap" if applied else "Tokens: 3.2k sent, 108 received."
+        return _session(*earlier, ("user", {"text": request}), ("assistant", {"text": "Sure! Here is the change."}),
+                        ("system", {"text": client}), ("system", {"text": "/undo"}), ("system", {"text": undo}), status=None)
+
+    undone = ending("Can you read in App.js again, and then ADD ON the heatmap to the existing stats.")
+    outcome, why = explain_outcome(undone, [])
+    assert outcome == Outcome.FAILED and "undid the last turn's change" in why
+    older = ending("Cache the API keys.", undo="Commit `8971d08` was reset and removed from git.")
+    assert explain_outcome(older, [])[0] == Outcome.FAILED
+    for kept in (ending("Isn't that solution a little slow? Can you recommend me any improvement?"),
+                 ending("Add the heatmap to the stats.", applied=False),
+                 ending("Add the heatmap to the stats.", undo="Removed client/src/App.js from the chat"),
+                 ending("Add the heatmap to the stats.", undo="The last commit was not made by aider in this chat session.")):
+        assert explain_outcome(kept, [])[0] == Outcome.ACHIEVED, kept.messages[3].text
