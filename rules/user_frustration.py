@@ -177,7 +177,9 @@ class UserFrustration(Rule):
     "for the third time", the agent's bug pointed out: "you use Mathf.Max with 3 values although
     the function only takes 2", Thai "หยุดตอบภาษาอังกฤษ!" stop answering in English!, the wrong target or a
     forgotten decision in plain words: "aren't we working on X here though", "I know this has been
-    determined", "it's not being updated correctly"…); (b) nudge the agent after a
+    determined", "it's not being updated correctly", a clarification that opens the message: "i
+    mean the LLM behind the chat", the agent told it acted too soon: "don't implement anything without
+    my confirmation"…); (b) nudge the agent after a
     missing answer ("?", "you there?", "the reply is blank") or ask it to try again (not a
     conditional "if it fails, try again"); (c) push back on a refusal ("you do have the run
     tool", "just run it"), only right after the assistant said it cannot do something; or
@@ -217,7 +219,7 @@ class UserFrustration(Rule):
     "continue" after an answer (the next step), a request for a tool the agent will run later
     ("write a script so that you can run this check yourself"); a complaint worded as a plain
     report or a bare order ("Somehow it made the SVG invisible. Fix it.", Czech "uprav to", edit
-    it): without a correction word it reads as a new request.
+    it): without a correction word it reads as a new request; "I mean," as filler or "I mean it".
     Root cause: the agent misunderstood or ignored the request, acted on the wrong target,
     refused something it can do, claimed success that did not hold, returned nothing, or
     asked for what the user had already said; the user spent turns steering it instead of
