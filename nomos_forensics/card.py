@@ -178,7 +178,8 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     reports a change applied ("Applied edit to src/app.py"). An *earlier answer* is
     a text reply ending an earlier turn that does not say it could not do it (a turn whose
     last assistant message is an error card has none: "Let me check the logs." before the card
-    only announced the work the card cut off). *Record
+    only announced the work the card cut off; nor has a turn whose answer only waits for the
+    user, "Please add these files to the chat", and that did no work). *Record
     findings* are findings of rules that read the platform's records (audit log, plans,
     executions: blocked-action, orphaned-approval, plan-step-order); findings of the text
     rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome. Phrases:

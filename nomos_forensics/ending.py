@@ -162,7 +162,7 @@ class Ending:
     @_once
     def earlier(self) -> bool:
         """An earlier turn ended on an answer that is not an inability."""
-        return self.last is not None and _answered_before(self.conversation, self.turn, self._plain)
+        return self.last is not None and _answered_before(self.conversation, self.turn, self._plain, self.messages)
 
     @_once
     def _plains(self) -> "dict[int, str]":
@@ -356,10 +356,19 @@ def _doubts(replies: "list[Message]", plain=_plain) -> "tuple[tuple[Message, str
     return tuple(found)
 
 
-def _answered_before(conversation: "Sequence[Message]", turn: int, plain_of=_plain) -> bool:
+def _did_work(block: "Sequence[Message]") -> bool:
+    """A turn's messages hold work: a tool call other than a finishing one, or a client report of an applied change."""
+    return any(any(not is_finishing(c) for c in m.tool_calls)
+               or (m.role == "system" and CLIENT_APPLIED.search((m.text or "").lower()) is not None) for m in block)
+
+
+def _answered_before(conversation: "Sequence[Message]", turn: int, plain_of=_plain,
+                     messages: "Sequence[Message]" = ()) -> bool:
     """Some turn before `turn` ended on a text answer that does not say it could not do it. A
     turn whose last assistant message is an error card was not answered: its text before the
-    card ("Let me check the system first.") only announced the work the card cut off."""
+    card ("Let me check the system first.") only announced the work the card cut off. Nor was a
+    turn whose answer only waits for the user ("Please add these files to the chat", "Could you
+    clarify …") and that did no work: aider's add-files step delivers nothing (heldout7)."""
     seen: set[int] = set()
     for message in reversed(conversation):  # the latest earlier answer first: usually the only one read
         if not 0 < message.turn < turn or message.turn in seen:
@@ -370,6 +379,10 @@ def _answered_before(conversation: "Sequence[Message]", turn: int, plain_of=_pla
         if message.role == "assistant" and message.has_text and not message.error:
             seen.add(message.turn)
             plain = plain_of(message)
+            if any(map(plain.__contains__, GATES[WAITING])) and WAITING.search(plain) and any(
+                    WAITING.search(canonical(c)) for c in sentences(message.text or "") if not c.rstrip().endswith("?")
+            ) and not _did_work(turn_block(messages, message.turn)):
+                continue  # it only asked for files or a clarification, and did nothing: nothing was delivered
             if not _may_be_unable(plain) or not UNABLE.search(plain) or not any(
                     UNABLE.search(c) and not NOT_UNABLE.search(c) for c in map(canonical, sentences(message.text or ""))):
                 return True

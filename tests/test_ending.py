@@ -292,3 +292,22 @@ def test_heldout7_the_user_undoing_the_last_change_is_failed():
                  ending("Add the heatmap to the stats.", undo="Removed client/src/App.js from the chat"),
                  ending("Add the heatmap to the stats.", undo="The last commit was not made by aider in this chat session.")):
         assert explain_outcome(kept, [])[0] == Outcome.ACHIEVED, kept.messages[3].text
+
+
+def test_heldout7_an_earlier_answer_that_only_asked_for_files_delivered_nothing():
+    """heldout7 (snapswap:057): the first reply only lists the files it needs ("Please add these files
+    to the chat"), the user adds them and re-sends, and that reply is cut off with ^C: no turn
+    delivered anything, so the session failed. An earlier reply that asked for a file but also
+    applied an edit, or answered, still makes it partial."""
+    asked = (("user", {"text": "Can you turn this app into a PWA"}),
+             ("assistant", {"text": "We will need to edit client/public/manifest.json and client/src/index.js.\n\n"
+                                    "Please add these files to the chat so I can propose the changes."}),
+             ("system", {"text": "Added client/src/index.js to the chat"}))
+    cut = (("user", {"text": "Can you turn this app into a PWA, the serviceWorker.js file doesn't exist yet"}),
+           ("system", {"text": "^C again to exit"}), ("assistant", {"text": "Sure, I'll guide you through the"}),
+           ("system", {"text": "Tokens: 2.6k sent, 414 received.\n\n\n^C KeyboardInterrupt"}))
+    assert explain_outcome(_session(*asked, *cut, status=None), [])[0] == Outcome.FAILED
+    worked = (*asked, ("system", {"text": "Applied edit to client/public/manifest.json"}))
+    answered = (("user", {"text": "what is a PWA?"}), ("assistant", {"text": "A web app that installs like a native one."}))
+    for before in (worked, answered):
+        assert explain_outcome(_session(*before, *cut, status=None), [])[0] == Outcome.PARTIAL, before[-1]
