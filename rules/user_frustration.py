@@ -60,7 +60,7 @@ _CLIENT_PROMPT = re.compile(lexicon.pattern(_PHRASES, "client_prompt", _MACROS))
 _STATUS_QUESTION = re.compile(lexicon.pattern(_PHRASES, "status_question", _MACROS))
 _FILES_REQUEST = re.compile(lexicon.pattern(_PHRASES, "files_request", _MACROS))
 _CLIENT_ADDED = re.compile(lexicon.pattern(_PHRASES, "client_added", _MACROS), re.IGNORECASE | re.MULTILINE)
-ADDED_MARK = "to the chat"  # a literal of every _CLIENT_ADDED match: client text without it is not searched
+ADDED_MARK = "to the chat"  # a literal of every _CLIENT_ADDED match as aider writes it: client text without it is not searched
 
 # ---------------------------------------------------------------- repeats
 _SPACELESS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -245,7 +245,7 @@ class UserFrustration(Rule):
         added = False  # since the last user message, the client reported files added to the chat
         for message in session.messages:
             if message.role == "system":
-                if not added and message.text and ADDED_MARK in message.text.lower() and _CLIENT_ADDED.search(message.text):
+                if not added and message.text and ADDED_MARK in message.text and _CLIENT_ADDED.search(message.text):
                     added = True
                 continue
             if message.role == "assistant":
