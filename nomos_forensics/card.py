@@ -277,8 +277,8 @@ def explain_outcome(
     if failed is not None:
         why = f"the client reports the last reply's change was not applied ({_quote(failed.text)})"
         return (Outcome.PARTIAL, f"{why}, after earlier answers") if ending.earlier else (Outcome.FAILED, why)
-    undone = ending.client_undone if ending.worked else None
-    request = ending.request if undone is not None else None
+    undone = ending.client_undone  # read first: it is cheap, and the last turn's work is read only after one
+    request = ending.request if undone is not None and ending.worked else None
     if undone is not None and request is not None and not (request.text or "").rstrip().endswith(("?", "\uff1f")):
         return Outcome.FAILED, f"the user undid the last turn's change ({_quote(undone.text)})"
     left = ending.says(NOTHING_LEFT)

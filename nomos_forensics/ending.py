@@ -60,7 +60,7 @@ SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tool
     re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
     for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied",
                 "client_interrupted", "client_cut_call", "client_undone"))
-UNDONE_MARK = "removed"  # a literal of every CLIENT_UNDONE match (lower-cased client text)
+UNDONE_MARK = "emoved"  # a literal of every CLIENT_UNDONE match, in "Removed:" and "removed from git" alike
 INTERRUPT_MARK = "^C"  # a literal of every CLIENT_INTERRUPTED / CLIENT_CUT_CALL match: client text without it is not searched
 # a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
 DOUBT_WORDS = re.compile(r"issues|problems|beyond|\bonly\b|haven|have\s+not|didn|did\s+not|doesn|does\s+not|"
@@ -243,8 +243,8 @@ class Ending:
         """A client message after the last reply reporting that the user's undo removed a commit
         ("Removed: 57d34c8 feat: … Now at: …", aider's /undo)."""
         for message in self.client:
-            low = (message.text or "").lower()
-            if UNDONE_MARK in low and CLIENT_UNDONE.search(low):
+            text = message.text
+            if text and UNDONE_MARK in text and CLIENT_UNDONE.search(text.lower()):
                 return message
         return None
 
@@ -298,8 +298,11 @@ def _cut_off(messages: "Sequence[Message]", last: "Message", after: int, client:
         text = before.text or ""
         if before.role == "system" and INTERRUPT_MARK in text and CLIENT_INTERRUPTED.search(text.lower()):
             return before
-    return next((m for m in client if INTERRUPT_MARK in (m.text or "") and CLIENT_CUT_CALL.search((m.text or "").lower())),
-                None)
+    for message in client:
+        text = message.text
+        if text and INTERRUPT_MARK in text and CLIENT_CUT_CALL.search(text.lower()):
+            return message
+    return None
 
 
 def turn_block(messages: "Sequence[Message]", turn: int) -> "list[Message]":
