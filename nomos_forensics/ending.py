@@ -98,9 +98,10 @@ class Ending:
     `closing` the user's closing thank-you when the session ends on one after a finished
     answer; `status` the session's status, lower-cased; `client` the system (client) messages
     after the last message; `cut_off` the client message that logged the user's interrupt
-    when the final reply (or a model call after it) was cut off (kind CUT), else None. The rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...)
-    is worked out on first use, from the end of the conversation backwards, so a reader that
-    only asks how the session stopped pays for nothing more.
+    when the final reply (or a model call after it) was cut off (kind CUT), else None. The
+    rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...) is worked out on first use,
+    from the end of the conversation backwards, so a reader that only asks how the session
+    stopped pays for nothing more.
     """
 
     kind: str
