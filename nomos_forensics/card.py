@@ -17,6 +17,7 @@ from .ending import (
     CAVEAT,
     COMPLETED,
     CONVERSATION_ROLES,
+    CUT,
     DEFAULT_GRACE,
     ERROR,
     HANDED_OFF,
@@ -177,7 +178,8 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     reports a change applied ("Applied edit to src/app.py"). An *earlier answer* is
     a text reply ending an earlier turn that does not say it could not do it (a turn whose
     last assistant message is an error card has none: "Let me check the logs." before the card
-    only announced the work the card cut off). *Record
+    only announced the work the card cut off; nor has a turn whose answer only waits for the
+    user, "Please add these files to the chat", and that did no work). *Record
     findings* are findings of rules that read the platform's records (audit log, plans,
     executions: blocked-action, orphaned-approval, plan-step-order); findings of the text
     rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome. Phrases:
@@ -191,14 +193,23 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     3. failed: status `failed`, or the request never got an assistant message.
     4. failed: a blocker record finding (an action blocked or denied) has evidence in the last
        turn and no work follows it in that turn.
-    5. the ending is an assistant error card, a blank reply or an unanswered user message (a
-       closing thank-you or acknowledgement after a finished answer excepted): partial after
-       an earlier answer (work was delivered before the last request died), else failed.
+    5. the ending is an assistant error card, a blank reply, an unanswered user message (a
+       closing thank-you, acknowledgement or "exit" after a finished answer excepted) or a reply
+       the user cut off (the client logged its interrupt right before the reply, aider's "^C
+       again to exit", or right before the token report of a model call after it; not a ^C at
+       the prompt after a finished reply, and not a cut reply to a closing, where the closing
+       ends the session): partial after an earlier answer (work was delivered before the last
+       request died), else failed.
     6. partial: the ending is a tool result or a tool call nobody answered, and no finishing
        call (cut off while working).
     7. partial: status `cancelled`, no finishing call and status not `completed`.
     8. the client reports after the last reply that its change was not applied and it stopped
        ("Only 3 reflections allowed, stopping."): partial after an earlier answer, else failed.
+       Failed when the last turn applied a change and the client then reports the user's undo
+       of a commit ("Removed: 57d34c8 feat: Add heatmap … Now at: c4ca116 …", aider's /undo),
+       and the last request is not a question: the user took the result back. After a question
+       ("Can you recommend any improvement?") the answer stands; the undo takes back only the
+       edit that came with it.
     9. the final words say it could not do something ("I can't run the build", "no local
        knowledge on that", "无法执行"): partial when work follows that statement in the last
        turn (or the turn did work and ends on a finishing call), else failed. Not when they
@@ -254,7 +265,7 @@ def explain_outcome(
             e.turn == last.turn and _unrecovered(e.message_id, last_turn) for e in f.evidence)), None)
     if stopped is not None:
         return Outcome.FAILED, f"{stopped.rule} in the last turn ({last.turn}), no work after it"
-    if ending.kind in (ERROR, BLANK, USER):
+    if ending.kind in (ERROR, BLANK, USER, CUT):
         if ending.earlier:
             return Outcome.PARTIAL, f"earlier turns were answered, but the last one ends on {ending.describe()} (turn {last.turn})"
         return Outcome.FAILED, f"ends on {ending.describe()} in turn {last.turn}, and no turn was answered"
@@ -266,6 +277,10 @@ def explain_outcome(
     if failed is not None:
         why = f"the client reports the last reply's change was not applied ({_quote(failed.text)})"
         return (Outcome.PARTIAL, f"{why}, after earlier answers") if ending.earlier else (Outcome.FAILED, why)
+    undone = ending.client_undone  # read first: it is cheap, and the last turn's work is read only after one
+    request = ending.request if undone is not None and ending.worked else None
+    if undone is not None and request is not None and not (request.text or "").rstrip().endswith(("?", "\uff1f")):
+        return Outcome.FAILED, f"the user undid the last turn's change ({_quote(undone.text)})"
     left = ending.says(NOTHING_LEFT)
     unable = None if left else ending.says_unable()
     if unable is not None:

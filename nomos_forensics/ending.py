@@ -29,6 +29,7 @@ TOOL_CALL = "tool-call"  # tool calls whose results were never stored
 USER = "user"  # a user message nobody answered
 ERROR = "error"  # an assistant error card
 BLANK = "blank"  # an assistant reply with no text, no tool call and no result
+CUT = "cut-off"  # the final reply, or a model call after it, cut off by the user's interrupt (the client logged it)
 EMPTY = "empty"  # no user, assistant or tool message at all
 FINISHED = (ANSWERED, COMPLETED, HANDED_OFF)
 
@@ -41,6 +42,7 @@ DESCRIPTION = {
     USER: "a user message with no assistant reply",
     ERROR: "an assistant error card",
     BLANK: "a blank assistant reply",
+    CUT: "a reply the user cut off (the client logged its interrupt)",
     EMPTY: "no conversation",
 }
 
@@ -53,9 +55,13 @@ _WORDS = lexicon.load("nomos_forensics", "endings")
 _MACROS = _WORDS.get("macros", {})
 HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'handoff_tools')})", re.IGNORECASE)
 SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)
-UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED = (
+(UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED, CLIENT_INTERRUPTED,
+ CLIENT_CUT_CALL, CLIENT_UNDONE) = (
     re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
-    for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied"))
+    for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied",
+                "client_interrupted", "client_cut_call", "client_undone"))
+UNDONE_MARK = "emoved"  # a literal of every CLIENT_UNDONE match, in "Removed:" and "removed from git" alike
+INTERRUPT_MARK = "^C"  # a literal of every CLIENT_INTERRUPTED / CLIENT_CUT_CALL match: client text without it is not searched
 # a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
 DOUBT_WORDS = re.compile(r"issues|problems|beyond|\bonly\b|haven|have\s+not|didn|did\s+not|doesn|does\s+not|"
                          r"couldn|could\s+not|can.?t\b|cannot|can\s+not|give\s+up|pass|fail|tested|verified", re.IGNORECASE)
@@ -91,9 +97,11 @@ class Ending:
     `kind` is one of the kinds above; `last` the last user, assistant or tool message;
     `closing` the user's closing thank-you when the session ends on one after a finished
     answer; `status` the session's status, lower-cased; `client` the system (client) messages
-    after the last message. The rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...)
-    is worked out on first use, from the end of the conversation backwards, so a reader that
-    only asks how the session stopped pays for nothing more.
+    after the last message; `cut_off` the client message that logged the user's interrupt
+    when the final reply (or a model call after it) was cut off (kind CUT), else None. The
+    rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...) is worked out on first use,
+    from the end of the conversation backwards, so a reader that only asks how the session
+    stopped pays for nothing more.
     """
 
     kind: str
@@ -101,6 +109,7 @@ class Ending:
     closing: "Message | None"
     status: str
     client: "tuple[Message, ...]" = ()  # system (client) messages after the last message
+    cut_off: "Message | None" = None  # the client's interrupt notice that cut the final reply off (kind CUT)
     messages: "Sequence[Message]" = field(default=(), repr=False, compare=False)  # the session's messages
     conversation: "Sequence[Message]" = field(default=(), repr=False, compare=False)  # its user/assistant/tool ones
 
@@ -154,7 +163,7 @@ class Ending:
     @_once
     def earlier(self) -> bool:
         """An earlier turn ended on an answer that is not an inability."""
-        return self.last is not None and _answered_before(self.conversation, self.turn, self._plain)
+        return self.last is not None and _answered_before(self.conversation, self.turn, self._plain, self.messages)
 
     @_once
     def _plains(self) -> "dict[int, str]":
@@ -224,6 +233,23 @@ class Ending:
             for m in self.work)
 
     @property
+    def request(self) -> "Message | None":
+        """The user message that opened the last turn (None when that turn has none)."""
+        if self.last is None:
+            return None
+        return next((m for m in turn_block(self.conversation, self.turn) if m.role == "user"), None)
+
+    @property
+    def client_undone(self) -> "Message | None":
+        """A client message after the last reply reporting that the user's undo removed a commit
+        ("Removed: 57d34c8 feat: … Now at: …", aider's /undo)."""
+        for message in self.client:
+            text = message.text
+            if text and UNDONE_MARK in text and CLIENT_UNDONE.search(text.lower()):
+                return message
+        return None
+
+    @property
     def client_failed(self) -> "Message | None":
         """A client message after the last reply reporting that its change was not applied."""
         return next((m for m in self.client if CLIENT_FAILED.search((m.text or "").lower())), None)
@@ -240,6 +266,7 @@ def ending_of(session: "Session") -> Ending:
     if last is None:
         return Ending(kind, None, None, status)
     client: tuple = ()
+    cut_off = None
     if closing is None:
         tail = []
         for message in reversed(messages):
@@ -247,7 +274,36 @@ def ending_of(session: "Session") -> Ending:
                 break
             tail.append(message)
         client = tuple(m for m in reversed(tail) if m.role == "system")
-    return Ending(kind, last, closing, status, client=client, messages=messages, conversation=conversation)
+        if kind == ANSWERED and last.role == "assistant":
+            cut_off = _cut_off(messages, last, len(tail), client)
+    if cut_off is not None:
+        before, closed = _kind(conversation[:-1]) if conversation[-1] is last and len(conversation) > 1 else (USER, None)
+        if before == ANSWERED and closed is not None and closed is conversation[-2]:
+            # the reply cut off answered a closing ("exit") after a finished answer: the session ended on the closing
+            return Ending(ANSWERED, closed, closed, status, messages=messages, conversation=conversation[:-1])
+        kind = CUT
+    return Ending(kind, last, closing, status, client=client, cut_off=cut_off, messages=messages,
+                  conversation=conversation)
+
+
+def _cut_off(messages: "Sequence[Message]", last: "Message", after: int, client: "tuple[Message, ...]") -> "Message | None":
+    """The client message that logged the user's interrupt of the final reply `last`: the system
+    message right before it ends with the notice (aider: "^C again to exit", logged on the first
+    ^C while the reply streams, before the partial reply is written), or a client message after it
+    has the notice followed at once by a token report (a model call under way after the reply, a
+    retry of a failed edit, cut off). A ^C at the prompt after a finished reply (its token report,
+    then "^C again to exit") is no cut. Only client text holding "^C" is searched."""
+    index = len(messages) - 1 - after  # `last`'s index: `after` messages follow it
+    if index > 0 and messages[index] is last:
+        before = messages[index - 1]
+        text = before.text or ""
+        if before.role == "system" and INTERRUPT_MARK in text and CLIENT_INTERRUPTED.search(text.lower()):
+            return before
+    for message in client:
+        text = message.text
+        if text and INTERRUPT_MARK in text and CLIENT_CUT_CALL.search(text.lower()):
+            return message
+    return None
 
 
 def turn_block(messages: "Sequence[Message]", turn: int) -> "list[Message]":
@@ -304,10 +360,19 @@ def _doubts(replies: "list[Message]", plain=_plain) -> "tuple[tuple[Message, str
     return tuple(found)
 
 
-def _answered_before(conversation: "Sequence[Message]", turn: int, plain_of=_plain) -> bool:
+def _did_work(block: "Sequence[Message]") -> bool:
+    """A turn's messages hold work: a tool call other than a finishing one, or a client report of an applied change."""
+    return any(any(not is_finishing(c) for c in m.tool_calls)
+               or (m.role == "system" and CLIENT_APPLIED.search((m.text or "").lower()) is not None) for m in block)
+
+
+def _answered_before(conversation: "Sequence[Message]", turn: int, plain_of=_plain,
+                     messages: "Sequence[Message]" = ()) -> bool:
     """Some turn before `turn` ended on a text answer that does not say it could not do it. A
     turn whose last assistant message is an error card was not answered: its text before the
-    card ("Let me check the system first.") only announced the work the card cut off."""
+    card ("Let me check the system first.") only announced the work the card cut off. Nor was a
+    turn whose answer only waits for the user ("Please add these files to the chat", "Could you
+    clarify …") and that did no work: aider's add-files step delivers nothing (heldout7)."""
     seen: set[int] = set()
     for message in reversed(conversation):  # the latest earlier answer first: usually the only one read
         if not 0 < message.turn < turn or message.turn in seen:
@@ -318,6 +383,10 @@ def _answered_before(conversation: "Sequence[Message]", turn: int, plain_of=_pla
         if message.role == "assistant" and message.has_text and not message.error:
             seen.add(message.turn)
             plain = plain_of(message)
+            if any(map(plain.__contains__, GATES[WAITING])) and WAITING.search(plain) and any(
+                    WAITING.search(canonical(c)) for c in sentences(message.text or "") if not c.rstrip().endswith("?")
+            ) and not _did_work(turn_block(messages, message.turn)):
+                continue  # it only asked for files or a clarification, and did nothing: nothing was delivered
             if not _may_be_unable(plain) or not UNABLE.search(plain) or not any(
                     UNABLE.search(c) and not NOT_UNABLE.search(c) for c in map(canonical, sentences(message.text or ""))):
                 return True

@@ -53,7 +53,7 @@ _CANNOT = (
 )
 # "enough context to determine which repository you're working with": the user's code, not a lookup
 _USERS_CONTEXT = (
-    r"(?<=context)\s+(?:to\s+(?:determine|tell|know|understand|identify|say|see|figure|decide|pinpoint)|"
+    r"(?<=context)\s+(?:to\s+(?:determine|tell|know|understand|identify|say|see|figure|decide|pinpoint|explain|describe)|"
     r"(?:about|on|of|regarding)\s+(?:your|the|this)\s+(?:repo|repository|code|codebase|project|files?|setup|app)s?)\b"
 )
 _KB = r"(?:(?:local\s+)?knowledge(?:\s+base|\s+store)?|kb|notes|memory|upsert_knowledge(?:\s+store)?|local\s+docs|stored\s+knowledge)"
@@ -154,7 +154,21 @@ OTHER_CUE = r"\bno (?:tengo|dispongo|tenemos|cuento)|\bn[ãa]o\b|\bje\b|\bich\b|
 _OTHER_CUE = letter_first(OTHER_CUE)  # the same texts, found faster
 
 
+THINK_END = "</think>"
+
+
+def _answer_part(text: str) -> str:
+    """The text after a reasoning block the model printed as text: a closing `</think>` with no
+    opening tag before it (DeepSeek-R1-Distill through aider, heldout7) ends the model's reasoning,
+    which is not a statement to the user ("I know that vector databases are optimized for fast
+    similarity searches, but I'm not familiar with Memgraph's capabilities in this area")."""
+    end = text.rfind(THINK_END)
+    return text[end + len(THINK_END):] if end >= 0 and "<think>" not in text[:end] else text
+
+
 def says_no_knowledge(text: str) -> str | None:
+    if THINK_END in text:
+        text = _answer_part(text)
     if text.isascii():
         lower = text.lower()
         if not _english_cue(lower) and not _OTHER_CUE.search(lower):
@@ -201,8 +215,12 @@ class NoWebTool(Rule):
     or third parties ("the container has no internet access", "the log has no information
     after 10:00", "I'm not aware of any errors", "the vendor has no information yet"); not for
     missing context about the user's own code ("I don't have enough context to determine what
-    specific repository you're working with"); not for the agent's own state ("I don't have any
-    background tasks running").
+    specific repository you're working with", "… so I do not have enough context to explain what a
+    particular repo does": aider's add-files situation); not for the agent's own state ("I don't
+    have any background tasks running"); not for reasoning the model printed as text before a
+    closing `</think>` with no opening tag (DeepSeek-R1-Distill through aider: "I know that vector
+    databases are optimized for fast similarity searches, but I'm not familiar with Memgraph's
+    capabilities in this area" is its thinking, not a reply).
     Root cause: the deployment has no `http_get` / web-fetch MCP tool, so the agent cannot look things up.
     Fix: add the `http_get` (web fetch) MCP tool and tell the agent in SOUL.md to use it when local knowledge is missing.
 

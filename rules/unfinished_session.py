@@ -26,7 +26,10 @@ class UnfinishedSession(Rule):
     is one of: a tool result (a `tool` message, or an assistant message carrying only
     `tool_results`); an assistant message with tool calls whose results were never stored; a
     user message nobody answered; an assistant error card; a blank assistant reply (the release
-    treats an empty response as non-terminal). A session whose status is `active` and whose
+    treats an empty response as non-terminal); a reply the user cut off: the client logged its
+    interrupt right before the final reply (aider's "^C again to exit", written on the first ^C
+    while the model streams, before the partial reply; heldout7), or right before the token
+    report of a model call made after it (a retry of a failed edit cut before its first word). A session whose status is `active` and whose
     last message is younger than the `grace-minutes` setting (default 10) is still running and
     is left alone; an `active` session stuck longer, and any `idle` one, is reported. The fix
     names where and on what the session stopped (the tool whose result got no reply, the
@@ -40,7 +43,11 @@ class UnfinishedSession(Rule):
     after a finished answer: a bare thank-you, acknowledgement or goodbye ("thanks!", "great,
     thank you", "bye"; "ok" or "no" only when the assistant had not asked a question; "no,
     that's all", "goodbye" and a simulated user's "###STOP###" even after one), or an empty
-    input (an aider session that ends on an empty prompt after "Applied edit to index.html").
+    input (an aider session that ends on an empty prompt after "Applied edit to index.html"), or
+    "exit" typed to aider's prompt; a ^C at the prompt after a finished reply (aider logs the
+    reply's token report, then "^C again to exit" and "^C KeyboardInterrupt": the user quit); a
+    cut-off reply to a closing typed after a finished answer ("exit", then the model's
+    half-written reply to it).
     Root cause: the agent loop stopped mid-turn: the stream or the server dropped, the model
     returned nothing or an error after a tool result, or the loop hit a limit, and nothing
     resumed it. The user is left without an answer.
@@ -60,7 +67,7 @@ class UnfinishedSession(Rule):
         last = ending.last
         yield self.finding(f"session ends on {ending.describe()} (turn {last.turn})",
                            [(last, _excerpt_for(ending.kind, last))],
-                           fix=_fix_for(ending.kind, last, session.info.status))
+                           fix=_fix_for(ending.kind, last, session.info.status, ending.cut_off))
 
 
 def _excerpt_for(kind: str, last: Message) -> str:
@@ -78,10 +85,14 @@ def _excerpt_for(kind: str, last: Message) -> str:
     return last.text or ""
 
 
-def _fix_for(kind: str, last: Message, status: str | None) -> str:
+def _fix_for(kind: str, last: Message, status: str | None, cut_off: Message | None = None) -> str:
     """The fix for this session: where and on what it stopped, and what resumes it."""
     where = f"turn {last.turn}"
     state = f" (status `{status}`)" if isinstance(status, str) and status.strip() else ""
+    if cut_off is not None:
+        return (f"the reply in {where} was cut off by the user's interrupt (the client logged "
+                f"\"{excerpt(cut_off.text, 40)}\"){state} and nothing answered after it: find out why the user stopped it "
+                f"(too slow, the wrong track), then re-send the request or resume the session (\"Continue\").")
     if kind == TOOL_RESULT:
         names = [last.tool_name] if last.role == "tool" else [r.name for r in last.tool_results]
         tool = ", ".join(f"`{n}`" for n in names if n) or "a tool"

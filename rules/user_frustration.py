@@ -58,6 +58,9 @@ _UNDERSTANDING_CHECK = re.compile(lexicon.pattern(_PHRASES, "understanding_check
 _COMMAND_LINE = re.compile(lexicon.pattern(_PHRASES, "command_line", _MACROS))
 _CLIENT_PROMPT = re.compile(lexicon.pattern(_PHRASES, "client_prompt", _MACROS))
 _STATUS_QUESTION = re.compile(lexicon.pattern(_PHRASES, "status_question", _MACROS))
+_FILES_REQUEST = re.compile(lexicon.pattern(_PHRASES, "files_request", _MACROS))
+_CLIENT_ADDED = re.compile(lexicon.pattern(_PHRASES, "client_added", _MACROS), re.IGNORECASE | re.MULTILINE)
+ADDED_MARK = "to the chat"  # a literal of every _CLIENT_ADDED match as aider writes it: client text without it is not searched
 
 # ---------------------------------------------------------------- repeats
 _SPACELESS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -174,7 +177,9 @@ class UserFrustration(Rule):
     "for the third time", the agent's bug pointed out: "you use Mathf.Max with 3 values although
     the function only takes 2", Thai "หยุดตอบภาษาอังกฤษ!" stop answering in English!, the wrong target or a
     forgotten decision in plain words: "aren't we working on X here though", "I know this has been
-    determined", "it's not being updated correctly"…); (b) nudge the agent after a
+    determined", "it's not being updated correctly", a clarification that opens the message: "i
+    mean the LLM behind the chat", the agent told it acted too soon: "don't implement anything without
+    my confirmation"…); (b) nudge the agent after a
     missing answer ("?", "you there?", "the reply is blank") or ask it to try again (not a
     conditional "if it fails, try again"); (c) push back on a refusal ("you do have the run
     tool", "just run it"), only right after the assistant said it cannot do something; or
@@ -202,7 +207,10 @@ class UserFrustration(Rule):
     ("while I still don't have my user ID, …"); a fix request that names where to work ("fix
     the bug in login.py where…" is a task, not a complaint); a command line for the client
     retyped after errors ("aider --model x" twice); a prompt the client re-sends itself (aider's
-    watch mode: "Find the "AI" comments below (marked with █) …"), or a prompt template that opens
+    watch mode: "Find the "AI" comments below (marked with █) …"); a request sent again once the
+    files the reply asked for are in the chat (aider's add-files workflow: "Please add these files to
+    the chat", the client's "Added client/src/App.js to the chat", then the request, often with a
+    clause added: "… Use tailwind for styling"), or a prompt template that opens
     with a markdown heading (a custom slash command run again: Claude Code sends its file, "# Session
     Catchup …", each time); a status question asked again while a job runs ("how is our progress"
     twelve times, each answered with the figures); "do it" or "you decide" after a reply that
@@ -211,7 +219,7 @@ class UserFrustration(Rule):
     "continue" after an answer (the next step), a request for a tool the agent will run later
     ("write a script so that you can run this check yourself"); a complaint worded as a plain
     report or a bare order ("Somehow it made the SVG invisible. Fix it.", Czech "uprav to", edit
-    it): without a correction word it reads as a new request.
+    it): without a correction word it reads as a new request; "I mean," as filler or "I mean it".
     Root cause: the agent misunderstood or ignored the request, acted on the wrong target,
     refused something it can do, claimed success that did not hold, returned nothing, or
     asked for what the user had already said; the user spent turns steering it instead of
@@ -234,7 +242,12 @@ class UserFrustration(Rule):
         last_user: tuple[Message, str] | None = None  # the last user message, normalised
         card = answered = False  # since the last user message: an error card; a reply with text or tool calls
         ended_on_card = False  # the last assistant message since the last user message is an error card
+        added = False  # since the last user message, the client reported files added to the chat
         for message in session.messages:
+            if message.role == "system":
+                if not added and message.text and ADDED_MARK in message.text and _CLIENT_ADDED.search(message.text):
+                    added = True
+                continue
             if message.role == "assistant":
                 seen_assistant = True
                 if message.has_text:
@@ -261,7 +274,8 @@ class UserFrustration(Rule):
                         text, before_tokens, reply.text if reply else None,
                         before_reply.text if before_reply and before_reply.asked else None,
                         bool(reply and reply.asked),
-                    ) and not _CLIENT_PROMPT.match(text) and not _polls(text, before):  # read only on a repeat
+                    ) and not _CLIENT_PROMPT.match(text) and not _polls(text, before) and not (  # read only on a repeat
+                            added and reply is not None and _FILES_REQUEST.search(reply.text)):  # files it asked for, added
                         reason = f"repeat of message {before.id} (turn {before.turn})"
                 if reason is None and ended_on_card and _RESUME.match(text):
                     reason = "asked to carry on after the turn ended on an error card"
@@ -269,7 +283,7 @@ class UserFrustration(Rule):
                     hits.append((message, f"{reason}: \u201c{excerpt(message.text, 150)}\u201d"))
             if is_request:
                 previous = (message, tokens, reply)
-            last_user, card, answered, ended_on_card = (message, text), False, False, False
+            last_user, card, answered, ended_on_card, added = (message, text), False, False, False, False
             assistant_text = None
         if not hits:
             return

@@ -9,7 +9,7 @@ import pytest
 from nomos_forensics import plugins
 from nomos_forensics.card import Outcome, decide_outcome, explain_outcome
 from nomos_forensics.config import Config
-from nomos_forensics.ending import ANSWERED, COMPLETED, TOOL_CALL, USER
+from nomos_forensics.ending import ANSWERED, COMPLETED, CUT, TOOL_CALL, USER
 from nomos_forensics.engine import build_ruleset, review
 from nomos_forensics.model import Session, SessionInfo, message_from_mapping
 
@@ -215,3 +215,99 @@ def test_heldout6_a_turn_that_died_on_an_error_card_was_not_answered():
     for before in (retried, answered):
         session = _session(*before, *died, ("user", {"text": "resume"}), status="idle")
         assert explain_outcome(session, [])[0] == Outcome.PARTIAL, before[-1]
+
+
+def test_heldout7_a_reply_the_user_cut_off_with_ctrl_c_is_no_answer():
+    """heldout7 (aider, Ahmad-A0/Inversity-SnapSwap): on the first ^C while the model streams,
+    aider logs "^C again to exit" and then writes the partial reply; a second ^C quits ("^C
+    KeyboardInterrupt"). A final reply right after the notice was cut off (snapswap:042, :048,
+    :052, :057): not an answer, so the session is unfinished, partial after an earlier answer and
+    else failed. So is a retry of a failed edit cut before its first word, the notice then the
+    call's token report ("^C again to exit", "Tokens: 5.6k sent, 0 received", snapswap:035). Not
+    cut: a ^C at the prompt after a finished reply (its token report first, then the notice), a
+    cut reply in an earlier turn, nor a cut reply to "exit" typed after a finished answer (the
+    closing ends the session, aider-hmtipemuda:000); "exit" after an error card is no closing
+    (snapswap:050)."""
+    ask = ("user", {"text": "I think I have a formatting error somewhere in my code"})
+    ctrl_c = ("system", {"text": "^C again to exit"})
+    cut = ("assistant", {"text": "Let's identify and fix the formatting issues in your code. Here's the corr"})
+    quit_after = ("system", {"text": "Tokens: 4.5k sent, 108 received.\n\n\n^C KeyboardInterrupt"})
+    answered = (("user", {"text": "add logging to the upload"}), ("assistant", {"text": "I added the logging."}),
+                ("system", {"text": "Tokens: 5.1k sent, 861 received.\nApplied edit to client/src/App.js"}))
+    alone = _session(ask, ctrl_c, cut, quit_after, status=None)
+    assert alone.ending.kind == CUT and alone.ending.cut_off is alone.messages[1] and not alone.ending.finished
+    assert explain_outcome(alone, [])[0] == Outcome.FAILED
+    later = _session(*answered, ask, ctrl_c, cut, quit_after, status=None)
+    assert later.ending.kind == CUT and explain_outcome(later, [])[0] == Outcome.PARTIAL
+    (finding,) = review(later, build_ruleset(plugins.load(), Config(), select=["unfinished-session"])).findings
+    assert "cut off by the user's interrupt" in finding.fix, finding.fix
+    retry = _session(*answered, ask, ("assistant", {"text": "client/src/App.js\n<<<<<<< SEARCH\n=======\n>>>>>>> REPLACE"}),
+                     ("system", {"text": "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match"}),
+                     ("system", {"text": "^C again to exit\nTokens: 5.6k sent, 0 received.\nYou can use /undo"}), status=None)
+    assert retry.ending.kind == CUT and explain_outcome(retry, [])[0] == Outcome.PARTIAL
+    # a ^C at the prompt after the finished reply: the user quit
+    quit_ = _session(*answered, ("system", {"text": "^C again to exit\n\n\n^C KeyboardInterrupt"}), status=None)
+    assert quit_.ending.kind == ANSWERED and explain_outcome(quit_, [])[0] == Outcome.ACHIEVED
+    tokens_then_quit = _session(ask, ("assistant", {"text": "The stray brace is on line 12; I removed it."}),
+                                ("system", {"text": "Tokens: 4.5k sent, 108 received.\n\n\n^C again to exit\n\n\n^C KeyboardInterrupt"}),
+                                status=None)
+    assert tokens_then_quit.ending.kind == ANSWERED
+    # a reply cut off in an earlier turn, answered later
+    earlier = _session(ask, ctrl_c, cut, ("user", {"text": "go on"}), ("assistant", {"text": "The brace on line 12 is fixed."}),
+                       status=None)
+    assert earlier.ending.kind == ANSWERED
+    # "exit" after a finished answer, and the model's half reply to it: the closing ends the session
+    closed = _session(*answered, ("user", {"text": "exit"}), ctrl_c, ("assistant", {"text": "I understand. I"}),
+                      quit_after, status=None)
+    assert closed.ending.kind == ANSWERED and closed.ending.closing is closed.messages[3]
+    assert explain_outcome(closed, [])[0] == Outcome.ACHIEVED
+    # "exit" after an error card is no closing: the request died
+    died = _session(*answered, ask, ("assistant", {"text": "", "error": "Model has hit a token limit!"}),
+                    ("user", {"text": "exit"}), ctrl_c, ("assistant", {"text": "Sure, I'll use the"}), quit_after, status=None)
+    assert died.ending.kind == CUT and explain_outcome(died, [])[0] == Outcome.PARTIAL
+
+
+def test_heldout7_the_user_undoing_the_last_change_is_failed():
+    """heldout7 (snapswap:037): the last request's edit is applied and committed, and the user takes
+    it back with aider's /undo ("Removed: 57d34c8 feat: … Now at: c4ca116 …"): failed, whatever was
+    answered before. Not after a question (aider-laura:000, "Can you recommend me any improvement?":
+    the answer stands, the undo only takes back the edit that came with it), not when the last turn
+    applied nothing, and not for /drop's "Removed client/src/App.js from the chat"."""
+    earlier = (("user", {"text": "add a heatmap to the stats"}), ("assistant", {"text": "I added a heatmap component."}),
+               ("system", {"text": "Applied edit to client/src/App.js\nCommit c4ca116 feat: heatmap"}))
+
+    def ending(request: str, applied: bool = True, undo: str = "Removed: 57d34c8 feat: Add heatmap to progress stats\n"
+               "Now at:  c4ca116 feat: heatmap\nYou can use /undo to undo and discard each aider commit.") -> Session:
+        client = "Applied edit to client/src/App.js\nCommit 57d34c8 feat: Add heatmap" if applied else "Tokens: 3.2k sent, 108 received."
+        return _session(*earlier, ("user", {"text": request}), ("assistant", {"text": "Sure! Here is the change."}),
+                        ("system", {"text": client}), ("system", {"text": "/undo"}), ("system", {"text": undo}), status=None)
+
+    undone = ending("Can you read in App.js again, and then ADD ON the heatmap to the existing stats.")
+    outcome, why = explain_outcome(undone, [])
+    assert outcome == Outcome.FAILED and "undid the last turn's change" in why
+    older = ending("Cache the API keys.", undo="Commit `8971d08` was reset and removed from git.")
+    assert explain_outcome(older, [])[0] == Outcome.FAILED
+    for kept in (ending("Isn't that solution a little slow? Can you recommend me any improvement?"),
+                 ending("Add the heatmap to the stats.", applied=False),
+                 ending("Add the heatmap to the stats.", undo="Removed client/src/App.js from the chat"),
+                 ending("Add the heatmap to the stats.", undo="The last commit was not made by aider in this chat session.")):
+        assert explain_outcome(kept, [])[0] == Outcome.ACHIEVED, kept.messages[3].text
+
+
+def test_heldout7_an_earlier_answer_that_only_asked_for_files_delivered_nothing():
+    """heldout7 (snapswap:057): the first reply only lists the files it needs ("Please add these files
+    to the chat"), the user adds them and re-sends, and that reply is cut off with ^C: no turn
+    delivered anything, so the session failed. An earlier reply that asked for a file but also
+    applied an edit, or answered, still makes it partial."""
+    asked = (("user", {"text": "Can you turn this app into a PWA"}),
+             ("assistant", {"text": "We will need to edit client/public/manifest.json and client/src/index.js.\n\n"
+                                    "Please add these files to the chat so I can propose the changes."}),
+             ("system", {"text": "Added client/src/index.js to the chat"}))
+    cut = (("user", {"text": "Can you turn this app into a PWA, the serviceWorker.js file doesn't exist yet"}),
+           ("system", {"text": "^C again to exit"}), ("assistant", {"text": "Sure, I'll guide you through the"}),
+           ("system", {"text": "Tokens: 2.6k sent, 414 received.\n\n\n^C KeyboardInterrupt"}))
+    assert explain_outcome(_session(*asked, *cut, status=None), [])[0] == Outcome.FAILED
+    worked = (*asked, ("system", {"text": "Applied edit to client/public/manifest.json"}))
+    answered = (("user", {"text": "what is a PWA?"}), ("assistant", {"text": "A web app that installs like a native one."}))
+    for before in (worked, answered):
+        assert explain_outcome(_session(*before, *cut, status=None), [])[0] == Outcome.PARTIAL, before[-1]
