@@ -635,6 +635,27 @@ def map_aider(text: str) -> Iterator[tuple[datetime, dict[str, Any], list[dict[s
 
 
 # ----------------------------------------------------------------------------- extract
+# formats whose files each hold one session: the mapper of each
+ONE_SESSION_FORMATS = {
+    "mini-swe-agent-traj": map_traj,
+    "claude-code-export": map_claude_export,
+    "claude-conversation-log": map_claude_conversation_log,
+    "claude-code-jsonl": map_claude_jsonl,
+}
+
+
+def file_key(source: dict[str, Any], path: str) -> str:
+    """The manifest key of a one-session file (extract and raw-counts must agree on it)."""
+    name, fmt = source["name"], source["format"]
+    if fmt == "mini-swe-agent-traj":
+        return f"{name}:{path.split('/')[1]}/{Path(path).name.removesuffix('.traj.json')}"
+    if fmt == "claude-code-export":
+        return f"{name}:{CLAUDE_FILE_KEY.match(Path(path).name).group(1)}"
+    if fmt == "claude-conversation-log":
+        return f"{name}:{CLOG_FILE_KEY.search(path).group(1)}"
+    return f"{name}:{Path(path).name.removesuffix('.jsonl')[:8]}"  # claude-code-jsonl
+
+
 def extract(mirror: Path, out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
@@ -646,23 +667,9 @@ def extract(mirror: Path, out: Path) -> int:
             if text is None:
                 print(f"  skipped {path}: not in the snapshot (too large to be copied)")
                 continue
-            if source["format"] == "mini-swe-agent-traj":
-                run = path.split("/")[1]
-                key = f"{source['name']}:{run}/{Path(path).name.removesuffix('.traj.json')}"
-                session, rows = map_traj(text)
-                sessions.append((key, path, 0, session, rows))
-            elif source["format"] == "claude-code-export":
-                key = f"{source['name']}:{CLAUDE_FILE_KEY.match(Path(path).name).group(1)}"
-                session, rows = map_claude_export(text)
-                sessions.append((key, path, 0, session, rows))
-            elif source["format"] == "claude-conversation-log":
-                key = f"{source['name']}:{CLOG_FILE_KEY.search(path).group(1)}"
-                session, rows = map_claude_conversation_log(text)
-                sessions.append((key, path, 0, session, rows))
-            elif source["format"] == "claude-code-jsonl":
-                key = f"{source['name']}:{Path(path).name.removesuffix('.jsonl')[:8]}"
-                session, rows = map_claude_jsonl(text)
-                sessions.append((key, path, 0, session, rows))
+            if source["format"] in ONE_SESSION_FORMATS:
+                session, rows = ONE_SESSION_FORMATS[source["format"]](text)
+                sessions.append((file_key(source, path), path, 0, session, rows))
             elif source["format"] == "aider-history":
                 for n, (_start, session, rows) in enumerate(map_aider(text)):
                     if not any(r["role"] in ("user", "assistant") for r in rows):
@@ -891,18 +898,17 @@ def raw_counts(mirror: Path) -> dict[str, dict[str, int]]:
                 continue
             if source["format"] == "mini-swe-agent-traj":
                 traj = json.loads(text)
-                key = f"{source['name']}:{path.split('/')[1]}/{Path(path).name.removesuffix('.traj.json')}"
+                key = file_key(source, path)
                 calls = sum(len(m.get("tool_calls") or []) for m in traj["messages"] if m.get("role") == "assistant")
                 big = sum(1 for m in traj["messages"]
                           if len(json.dumps(m.get("content"), ensure_ascii=False).encode()) > OVERSIZED_BYTES)
                 out[key] = {"fanout_turns": int(calls > FANOUT_CALLS), "max_calls_in_turn": calls, "oversized": big}
             elif source["format"] == "claude-code-export":
-                key = f"{source['name']}:{CLAUDE_FILE_KEY.match(Path(path).name).group(1)}"
-                out[key] = _claude_raw_counts(text)
+                out[file_key(source, path)] = _claude_raw_counts(text)
             elif source["format"] == "claude-conversation-log":
-                out[f"{source['name']}:{CLOG_FILE_KEY.search(path).group(1)}"] = _clog_raw_counts(text)
+                out[file_key(source, path)] = _clog_raw_counts(text)
             elif source["format"] == "claude-code-jsonl":
-                out[f"{source['name']}:{Path(path).name.removesuffix('.jsonl')[:8]}"] = _claude_jsonl_raw_counts(text)
+                out[file_key(source, path)] = _claude_jsonl_raw_counts(text)
             else:
                 starts = list(AIDER_START.finditer(text))
                 for n, match in enumerate(starts):
