@@ -116,15 +116,16 @@ class ReportSummary(Summary):
 
     def carry_transcript(self, card: Card) -> None:
         """The messages of a carried session, from its card reviewed again (report from shards)."""
-        for index, (key, held) in enumerate(self._transcripts):
-            if key[2] == card.session.id and isinstance(held, str):
-                self._transcripts[index] = (key, select_messages(card))  # same key: the heap stays a heap
+        self._settle_transcript(card.session.id, select_messages(card))
 
     def leave_out_transcript(self, session_id: str) -> None:
         """A carried session whose messages cannot be the scan's (report from shards): no transcript."""
+        self._settle_transcript(session_id, None)
+
+    def _settle_transcript(self, session_id: str, selection) -> None:
         for index, (key, held) in enumerate(self._transcripts):
             if key[2] == session_id and isinstance(held, str):
-                self._transcripts[index] = (key, None)
+                self._transcripts[index] = (key, selection)  # same key: the heap stays a heap
 
     def merge(self, other: Summary) -> None:
         super().merge(other)
