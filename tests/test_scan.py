@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import psycopg
+import pytest
 
 from .helpers import invoke
 
@@ -82,6 +83,19 @@ def test_jobs_give_the_same_output_byte_for_byte(capsys, sample_dsn):
         if fmt == "jsonl":
             ids = [json.loads(line)["session"]["id"] for line in one.out.splitlines()]
             assert len(ids) > 30 and ids == sorted(ids)
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_jobs_merge_cards_sent_in_batches(capsys, sample_dsn, monkeypatch, batch):
+    """Workers send cards in batches of CARD_BATCH (forked workers inherit the patched value):
+    many batches per worker, and a short last one, merge to one process's output."""
+    from nomos_forensics.scan import parallel
+
+    one = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl")
+    monkeypatch.setattr(parallel, "CARD_BATCH", batch)
+    two = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl", "--jobs", "2")
+    assert len(one.out.splitlines()) > 4 * batch
+    assert (two.code, two.out) == (one.code, one.out)
 
 
 def test_jobs_with_limit_scan_limit_sessions(capsys, sample_dsn):

@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -70,8 +71,9 @@ def die_with_parent(parent: int) -> None:
 
 
 def _worker(job: ScanJob, channel, parent: int) -> None:
-    """Scan one hash partition and send ("card", session id, json line, failed) ... then
-    ("done", summary), or ("error", class name, message)."""
+    """Scan one hash partition and send ("cards", [(session id, json line, failed), ...]) ...
+    then ("done", summary), or ("error", class name, message). Cards go in batches of
+    CARD_BATCH: one queue message per card cost the parent about as much CPU as rendering."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
     die_with_parent(parent)
     db = Database(job.settings)
@@ -85,10 +87,16 @@ def _worker(job: ScanJob, channel, parent: int) -> None:
             ruleset = build_ruleset(registry, job.config, select=job.select, ignore=job.ignore, schema=schema)
             settle_memory()
             cards = stream_sessions(db, conn, ruleset, job.filters, schema, manager=registry.manager)
+            batch: list[tuple[str, str, bool]] = []
             for card, failed in card_results(cards, summary, job.fail_on):
                 # a series prints no cards, and the report needs only the summary
                 line = card_json(card, indent=None) if job.lines and job.series is None else ""
-                channel.put(("card", card.session.id, line, failed))
+                batch.append((card.session.id, line, failed))
+                if len(batch) == CARD_BATCH:
+                    channel.put(("cards", batch))
+                    batch = []
+            if batch:
+                channel.put(("cards", batch))
         channel.put(("done", summary))
     except ForensicsError as error:
         channel.put(("error", type(error).__name__, error.message))
@@ -124,6 +132,7 @@ def auto_jobs(db: Database, conn) -> tuple[int, str]:
 
 
 WORKER_QUEUE = 256  # cards a worker may run ahead of the merge
+CARD_BATCH = 32  # cards per queue message
 
 
 def parallel_scan(job: ScanJob, jobs: int, summary: Summary) -> Iterator[tuple[str, bool]]:
@@ -131,7 +140,7 @@ def parallel_scan(job: ScanJob, jobs: int, summary: Summary) -> Iterator[tuple[s
 
     Each worker reviews its partition in session-id order; the cards are merged back into
     session-id order, so the output is the same as a single process's. A worker may run at
-    most WORKER_QUEUE cards ahead of the slowest, which bounds the parent's memory. Yields
+    most about WORKER_QUEUE cards ahead of the slowest, which bounds the parent's memory. Yields
     (card JSON line, failed) and merges each worker's summary into `summary` as the worker
     finishes (complete once the generator is exhausted). Raises the first worker error.
     """
@@ -143,31 +152,30 @@ def parallel_scan(job: ScanJob, jobs: int, summary: Summary) -> Iterator[tuple[s
         filters = ScanFilters(**{**base.__dict__, "partition": base.partition + base.partitions * worker,
                                  "partitions": base.partitions * jobs})
         worker_job = ScanJob(**{**job.__dict__, "filters": filters})
-        channel = context.Queue(maxsize=WORKER_QUEUE)
+        channel = context.Queue(maxsize=max(1, WORKER_QUEUE // CARD_BATCH))
         process = context.Process(target=_worker, args=(worker_job, channel, os.getpid()), daemon=True)
         process.start()
         channels.append(channel)
         workers.append(process)
-    heads: list[tuple[str, str, bool] | None] = [None] * jobs  # each running worker's next card
+    pending: list[deque[tuple[str, str, bool]]] = [deque() for _ in range(jobs)]  # cards received, in order
     running = set(range(jobs))
     try:
-        while running or any(heads):
+        while running or any(pending):
             for index in sorted(running):
-                while heads[index] is None and index in running:
+                while not pending[index] and index in running:
                     message = _receive(channels[index], workers[index])
-                    if message[0] == "card":
-                        heads[index] = message[1:]
+                    if message[0] == "cards":
+                        pending[index].extend(message[1])
                     elif message[0] == "done":
                         summary.merge(message[1])
                         running.discard(index)
                     else:
                         raise _worker_error(message[1], message[2])
-            waiting = [i for i in range(jobs) if heads[i] is not None]
+            waiting = [i for i in range(jobs) if pending[i]]
             if not waiting:
                 continue
-            first = min(waiting, key=lambda i: heads[i][0])
-            _, line, failed = heads[first]
-            heads[first] = None
+            first = min(waiting, key=lambda i: pending[i][0][0])
+            _, line, failed = pending[first].popleft()
             yield line, failed
     finally:
         for process in workers:
