@@ -45,6 +45,7 @@ _GATES = WordGates()
 _CORRECTIONS_GATED = _GATES.add(_CORRECTIONS, key=lambda item: item[1])
 _NUDGES_GATED = _GATES.add(_NUDGES)
 _RETRY_GATED = _GATES.add(_RETRY)
+_PUSHBACK_GATED = _GATES.add(_PUSHBACK)
 _candidate_mask = _GATES.mask
 _candidates = WordGates.candidates
 
@@ -263,7 +264,8 @@ class UserFrustration(Rule):
             is_request = substantive(text, tokens) and not _COMMAND_LINE.match(text)
             reply = _Reply(assistant_text) if assistant_text is not None else None  # normalised on first need
             if seen_assistant and text:
-                reason = _strong_signal(text) or _weak_signal(text, reply)
+                mask = _candidate_mask(text)
+                reason = _strong_signal(text, mask) or _weak_signal(text, reply, mask)
                 if (reason is None and card and not answered and last_user is not None and last_user[1] == text
                         and (is_request or _AFFIRMATION.match(text) or len(text) >= 3)  # not "a" to the client
                         and not _COMMAND_LINE.match(text)):  # nor a command line
@@ -326,9 +328,11 @@ class _Reply:
         return self._asked
 
 
-def _strong_signal(text: str) -> str | None:
-    """A correction, rebuke, nudge or retry request in the user's `text` (normalised) itself."""
-    mask = _candidate_mask(text)
+def _strong_signal(text: str, mask: int | None = None) -> str | None:
+    """A correction, rebuke, nudge or retry request in the user's `text` (normalised) itself
+    (`mask`: `_candidate_mask(text)`, if known)."""
+    if mask is None:
+        mask = _candidate_mask(text)
     for lang, pattern in _candidates(_CORRECTIONS_GATED, mask):
         match = pattern.search(text)
         if match:
@@ -343,10 +347,12 @@ def _strong_signal(text: str) -> str | None:
     return None
 
 
-def _weak_signal(text: str, reply: _Reply | None) -> str | None:
+def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None) -> str | None:
     """Signals that depend on what the assistant said just before (`reply`, None when it said
-    nothing): the reply is read only when the user's words already point that way."""
-    if reply is not None and any(p.search(text) for p in _PUSHBACK) and REFUSAL.search(reply.text[-600:]):
+    nothing): the reply is read only when the user's words already point that way (`mask`:
+    `_candidate_mask(text)`, if known)."""
+    if reply is not None and any(p.search(text) for p in _candidates(
+            _PUSHBACK_GATED, _candidate_mask(text) if mask is None else mask)) and REFUSAL.search(reply.text[-600:]):
         return "pushback on a refusal"
     if _LEADING_NO.match(text) and not _POLITE_NO.match(text) and not (
             reply is not None and reply.asked and not _UNDERSTANDING_CHECK.search(reply.text[-400:])):
