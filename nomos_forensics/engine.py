@@ -63,6 +63,15 @@ class RuleSet:
         """What to load: every rule's needs, plus its wants (loaded only where the schema allows)."""
         return {need for a in self.active for need in (*a.rule.needs, *a.rule.wants)}
 
+    def preload(self) -> None:
+        """Before forking `--jobs` workers: each active rule's `preload()` (errors ignored: a
+        rule that cannot preload still loads what it needs in each worker)."""
+        for active in self.active:
+            try:
+                active.rule.preload()
+            except (Exception, SystemExit):
+                continue
+
     @property
     def logical_floor(self) -> int:
         """Uncompressed jsonb size from which SQL computes a message's exact logical size."""

@@ -258,6 +258,12 @@ class Rule:
         (`Message.logical_bytes`); None: never. The engine computes it in SQL for those rows."""
         return None
 
+    def preload(self) -> None:
+        """Load now what `check` will only read (a model, a large table), in a process about to
+        fork `--jobs` workers, so that they share its memory pages instead of each loading its
+        own copy. Optional: the default loads nothing, and an error here is ignored (the workers
+        load lazily, as they would anyway)."""
+
     def check(self, session: "Session", ctx: "RuleContext") -> Iterator[Finding]:
         """Yield findings for `session`. Must not write; may use ctx.query for read-only SQL."""
         raise NotImplementedError

@@ -160,6 +160,9 @@ class NonEnglishRefusal(Rule):
                                  minimum=0.0, maximum=1.0),
     }
 
+    def preload(self) -> None:
+        language.preload()  # Lingua's models, shared by the --jobs workers
+
     def check(self, session, ctx) -> Iterator[Finding]:
         min_conf = self.options["min_confidence"]
         default = self.options["default_language"]

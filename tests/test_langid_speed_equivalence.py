@@ -55,3 +55,18 @@ def test_chunks_are_read_up_to_analyse_chars():
     assert all(len(p) >= 400 for p in pieces[:-1])
     assert sum(map(len, pieces[:-1])) < ANALYSE_CHARS <= sum(map(len, pieces))
     assert langprofile._chunks("short", 400) == ["short"] and langprofile._chunks("", 400) == []
+
+
+def test_preloaded_models_give_what_lazily_loaded_ones_give():
+    """`langid.preload` (before `--jobs` forks) loads every model at once: the same detections.
+    (Lingua's confidences differ in the last bit from call to call, even from one detector: its
+    sums run in hash-map order. So the values are compared to 1e-12, the best language exactly.)"""
+    texts = ["Das Backup ist fertig, ich prüfe jetzt die Logs", "O backup terminou com sucesso ontem",
+             "Le serveur redémarre maintenant", "Kopia zapasowa została zakończona", "hello there, all done"]
+    lazy = langid._build_detector(preloaded=False)
+    eager = langid._build_detector(preloaded=True)
+    for text in texts:
+        got = {v.language: v.value for v in eager.compute_language_confidence_values(text)}
+        want = {v.language: v.value for v in lazy.compute_language_confidence_values(text)}
+        assert got.keys() == want.keys() and max(got, key=got.get) == max(want, key=want.get)
+        assert all(abs(got[k] - want[k]) < 1e-12 for k in want), text

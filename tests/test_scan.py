@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import textwrap
 
 import psycopg
 import pytest
 
-from .helpers import invoke
+from .helpers import invoke, probe_plugin
 
 
 def _jsonl(capsys, dsn, *args):
@@ -96,6 +97,65 @@ def test_jobs_merge_cards_sent_in_batches(capsys, sample_dsn, monkeypatch, batch
     two = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl", "--jobs", "2")
     assert len(one.out.splitlines()) > 4 * batch
     assert (two.code, two.out) == (one.code, one.out)
+
+
+def test_jobs_workers_share_the_models_the_parent_preloads(capsys, sample_dsn, monkeypatch, tmp_path):
+    """`--jobs` loads Lingua's models once, in the parent, before the fork (NF004's `preload`):
+    the workers use that detector, whose pages they share, instead of each building its own."""
+    import os
+
+    from nomos_forensics import langid
+
+    built = tmp_path / "built"
+    real = langid._build_detector
+
+    def recording(*, preloaded):
+        with built.open("a") as out:
+            out.write(f"{os.getpid()} {preloaded}\n")
+        return real(preloaded=preloaded)
+
+    monkeypatch.setattr(langid, "_DETECTOR", [])
+    monkeypatch.setattr(langid, "_build_detector", recording)
+    # a rule that asks Lingua in every worker, whatever the sample's texts need
+    probe = probe_plugin(tmp_path, "asks_lingua", "from nomos_forensics import langid\nlangid._detector()\nreturn []")
+    one = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl", "-p", probe)
+    built.unlink()
+    monkeypatch.setattr(langid, "_DETECTOR", [])
+    two = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl", "-p", probe, "--jobs", "2")
+    assert (two.code, two.out) == (one.code, one.out)
+    assert built.read_text().split() == [str(os.getpid()), "True"]  # one build: the parent's, preloaded
+
+
+def test_a_rule_whose_preload_fails_still_runs_in_every_worker(capsys, sample_dsn, tmp_path):
+    path = tmp_path / "bad_preload.py"
+    path.write_text(textwrap.dedent('''
+        from nomos_forensics import Rule, hookimpl
+
+        class BadPreload(Rule):
+            """Preloads nothing but an error.
+
+            Detects: every session.
+            Root cause: a test.
+            Fix: none.
+            """
+            code = "T950"
+            name = "bad-preload"
+
+            def preload(self):
+                raise RuntimeError("no model here")
+
+            def check(self, session, ctx):
+                yield self.finding("checked", [])
+
+        @hookimpl
+        def nomos_forensics_rules():
+            return [BadPreload]
+        '''))
+    probe = str(path)
+    one = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl", "-p", probe)
+    two = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl", "-p", probe, "--jobs", "2")
+    assert (two.code, two.out) == (one.code, one.out)
+    assert all("checked" in line for line in two.out.splitlines())
 
 
 def test_jobs_with_limit_scan_limit_sessions(capsys, sample_dsn):

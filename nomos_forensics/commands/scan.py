@@ -189,6 +189,7 @@ def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format,
             code = emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
     if jobs > 1:
         db.dispose()  # no connection may cross the fork
+        ruleset.preload()  # what the rules only read, loaded once for every worker
         job = scan_job(db, filters, selection, series=series)
         summary = Summary(series=series)
         lines = parallel_scan(job, jobs, summary)
