@@ -65,12 +65,14 @@ class RuleSet:
 
     def preload(self) -> None:
         """Before forking `--jobs` workers: each active rule's `preload()` (errors ignored: a
-        rule that cannot preload still loads what it needs in each worker)."""
-        for active in self.active:
-            try:
-                active.rule.preload()
-            except (Exception, SystemExit):
-                continue
+        rule that cannot preload still loads what it needs in each worker; a print() goes to
+        stderr, as in `check`)."""
+        with contextlib.redirect_stdout(sys.stderr):
+            for active in self.active:
+                try:
+                    active.rule.preload()
+                except (Exception, SystemExit):
+                    continue
 
     @property
     def logical_floor(self) -> int:

@@ -142,6 +142,7 @@ def test_a_rule_whose_preload_fails_still_runs_in_every_worker(capsys, sample_ds
             name = "bad-preload"
 
             def preload(self):
+                print("preloading")  # stdout carries the cards: this must go to stderr
                 raise RuntimeError("no model here")
 
             def check(self, session, ctx):
@@ -156,6 +157,7 @@ def test_a_rule_whose_preload_fails_still_runs_in_every_worker(capsys, sample_ds
     two = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl", "-p", probe, "--jobs", "2")
     assert (two.code, two.out) == (one.code, one.out)
     assert all("checked" in line for line in two.out.splitlines())
+    assert "preloading" in two.err
 
 
 def test_jobs_with_limit_scan_limit_sessions(capsys, sample_dsn):
