@@ -49,8 +49,10 @@ def script(*args: str, env: dict | None = None, timeout: float = 120, **kwargs) 
     )
 
 
-def probe_plugin(tmp_path: Path, name: str, body: str, *, header: str = "", code_prefix: str = "T") -> str:
-    """Write a one-rule plugin file whose `check()` is `body`; returns its path (for `-p`)."""
+def probe_plugin(tmp_path: Path, name: str, body: str, *, header: str = "", code_prefix: str = "T",
+                 methods: str = "") -> str:
+    """Write a one-rule plugin file whose `check()` is `body` (`methods`: more of the class, such
+    as a `preload`); returns its path (for `-p`)."""
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(f'''
         from nomos_forensics import Rule, hookimpl
@@ -65,9 +67,7 @@ def probe_plugin(tmp_path: Path, name: str, body: str, *, header: str = "", code
             """
             code = "{code_prefix}{abs(hash(name)) % 900 + 100}"
             name = "{name.replace('_', '-')}"
-
-            def check(self, session, ctx):
-        ''') + textwrap.indent(textwrap.dedent(body), " " * 8) + textwrap.dedent('''
+        ''') + textwrap.indent(textwrap.dedent(methods), " " * 4) + "\n    def check(self, session, ctx):\n" + textwrap.indent(textwrap.dedent(body), " " * 8) + textwrap.dedent('''
 
         @hookimpl
         def nomos_forensics_rules():

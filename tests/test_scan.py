@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
 import psycopg
 import pytest
@@ -127,32 +126,11 @@ def test_jobs_workers_share_the_models_the_parent_preloads(capsys, sample_dsn, m
 
 
 def test_a_rule_whose_preload_fails_still_runs_in_every_worker(capsys, sample_dsn, tmp_path):
-    path = tmp_path / "bad_preload.py"
-    path.write_text(textwrap.dedent('''
-        from nomos_forensics import Rule, hookimpl
-
-        class BadPreload(Rule):
-            """Preloads nothing but an error.
-
-            Detects: every session.
-            Root cause: a test.
-            Fix: none.
-            """
-            code = "T950"
-            name = "bad-preload"
-
-            def preload(self):
-                print("preloading")  # stdout carries the cards: this must go to stderr
-                raise RuntimeError("no model here")
-
-            def check(self, session, ctx):
-                yield self.finding("checked", [])
-
-        @hookimpl
-        def nomos_forensics_rules():
-            return [BadPreload]
-        '''))
-    probe = str(path)
+    probe = probe_plugin(tmp_path, "bad_preload", "yield self.finding('checked', [])", methods='''
+        def preload(self):
+            print("preloading")  # stdout carries the cards: this must go to stderr
+            raise RuntimeError("no model here")
+        ''')
     one = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl", "-p", probe)
     two = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl", "-p", probe, "--jobs", "2")
     assert (two.code, two.out) == (one.code, one.out)
