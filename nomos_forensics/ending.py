@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from . import lexicon
+from .prefilter import literal_first
 from .text import canonical, normalise, sentences
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'handoff_to
 SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)
 (UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED, CLIENT_INTERRUPTED,
  CLIENT_CUT_CALL, CLIENT_UNDONE) = (
-    re.compile(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
+    literal_first(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
     for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied",
                 "client_interrupted", "client_cut_call", "client_undone"))
 UNDONE_MARK = "emoved"  # a literal of every CLIENT_UNDONE match, in "Removed:" and "removed from git" alike

@@ -36,7 +36,8 @@ def required_words(pattern: re.Pattern) -> tuple[str, ...] | None:
     (some branch may match without a word of two letters or more)."""
     if pattern.flags & (re.IGNORECASE | re.VERBOSE):
         return None
-    source = pattern.pattern.lower()
+    # a pattern literal_first rewrote is read as written: the same matches, and its words are plainer
+    source = _REWRITES.get(pattern, (pattern.pattern,))[0].lower()
     if _UNSAFE.search(source):
         return None
     source = _CLASS.sub(" ", _ESCAPE.sub(" ", source))
@@ -229,6 +230,147 @@ class AnySubstring:
     def search(self, text: str) -> bool:
         """Whether `text` holds any of the words."""
         return bool(self.words) and next(self._automaton.iter(text), None) is not None
+
+
+_SPECIAL = set("\\.^$*+?{}[]|()")
+_QUANTIFIER = set("?*+{")
+GROWTH_LIMIT = 8  # literal_first gives up on a rewrite this many times longer than the source
+
+
+def literal_first(pattern: "re.Pattern[str] | str", flags: int = 0) -> re.Pattern[str]:
+    """`pattern` (compiled, or a source and flags) rewritten so that each of its top-level
+    branches starts with a literal character, when that can be done exactly; otherwise the
+    pattern as written. A source is compiled once, in whichever form is kept.
+
+    Python's regex engine finds where a match may start by the pattern's first characters, and
+    tries a pattern that opens with `\\b`, a lookbehind or a group at every position of the
+    text instead. The rewrite moves the opening assertions behind the first character
+    (`\\bno` as `n(?<!\\wn)o`, `(?<![a-z])no` as `n(?<!(?:[a-z])n)o`) and spreads a leading
+    group over its alternatives first (`\\b(?:yes|no)x` as `\\byesx|\\bnox`, `(?:a)?b` as `ab|b`,
+    in the order the engine tries them). Both find the same matches, with the same spans, at
+    every position. Patterns with capturing groups (which the rewrite would renumber), VERBOSE,
+    LOCALE or IGNORECASE (where the engine does not skip by cased letters), and branches that
+    may start anywhere else (`^`, a class, `\\w`, an optional first character) are left as
+    they are, and so is a rewrite more than GROWTH_LIMIT times longer (slow to compile).
+    `required_words` (word gates) reads a rewritten pattern's source. Call it once, at import.
+    """
+    if isinstance(pattern, re.Pattern):
+        source, flags, written = pattern.pattern, pattern.flags, pattern
+    else:
+        source, written = pattern, None
+    rewritten = _rewritten(source, flags)
+    if rewritten is not None:
+        try:
+            compiled = re.compile(rewritten, flags)
+        except (re.error, RecursionError, OverflowError):  # e.g. a lookbehind no longer fixed-width
+            pass
+        else:
+            _REWRITES[compiled] = (source, flags)
+            return compiled
+    return written if written is not None else re.compile(source, flags)
+
+
+_REWRITES: dict[re.Pattern[str], tuple[str, int]] = {}
+
+
+def rewrites() -> list[tuple[str, int, re.Pattern[str]]]:
+    """(source, flags, rewritten pattern) of every pattern literal_first has rewritten so far."""
+    return [(source, flags, compiled) for compiled, (source, flags) in _REWRITES.items()]
+
+
+def _rewritten(source, flags: int) -> str | None:
+    """literal_first's source for `source`, or None to keep it as written."""
+    if not isinstance(source, str) or flags & (re.VERBOSE | re.LOCALE | re.IGNORECASE) or _capturing(source):
+        return None
+    branches: list[str] = []
+    for branch in alternatives(source):
+        led = _lead(branch, flags)
+        if led is None:
+            return None
+        branches.extend(led)
+    rewritten = "|".join(branches)
+    if rewritten == source or len(rewritten) > GROWTH_LIMIT * max(len(source), 100):
+        return None
+    return rewritten
+
+
+def _capturing(source: str) -> bool:
+    """Whether `source` has a capturing group (or refers to one)."""
+    return any(ch == "(" and (not source.startswith("(?", i) or source.startswith(("(?P<", "(?P=", "(?<", "(?("), i)
+                              and not source.startswith(("(?<=", "(?<!"), i))
+               for i, ch, _ in _structure(source)) or re.search(r"\\[1-9]", source) is not None
+
+
+def _lead(branch: str, flags: int, depth: int = 0) -> list[str] | None:
+    """`branch` as branches (in match order) that each start with a literal character, or None."""
+    if depth > 8 or not branch:
+        return None
+    if _literal(branch) is not None:
+        return [branch]
+    if branch.startswith("\\b"):  # before a word character: none behind it; before another: one behind it
+        return _behind(branch[2:], flags, depth, lambda lit: ("(?<!\\w" if _is_word(lit, flags) else "(?<=\\w") + lit + ")")
+    if branch.startswith(("(?<!", "(?<=")):
+        end = _closing(branch)
+        if end is None:
+            return None
+        opener, inner = branch[:4], branch[4:end]
+        return _behind(branch[end + 1:], flags, depth, lambda lit: f"{opener}(?:{inner}){lit})")
+    if branch.startswith("(?:"):
+        end = _closing(branch)
+        if end is None:
+            return None
+        rest, inner = branch[end + 1:], branch[3:end]
+        options = alternatives(inner)
+        if rest[:1] == "?" and rest[1:2] not in ("?", "+"):  # greedy optional: with it first, then without
+            options, rest = [*options, ""], rest[1:]
+        elif rest[:1] in _QUANTIFIER:
+            return None
+        spread: list[str] = []
+        for option in options:
+            led = _lead(option + rest, flags, depth + 1)
+            if led is None:
+                return None
+            spread.extend(led)
+        return spread
+    return None
+
+
+def _behind(rest: str, flags: int, depth: int, check) -> list[str] | None:
+    """An assertion at the start of `rest`, moved behind each branch's first character
+    (`check(literal)` is the assertion, looking back over that character)."""
+    led = _lead(rest, flags, depth + 1)
+    if led is None:
+        return None
+    moved = []
+    for branch in led:
+        literal = _literal(branch)
+        moved.append(literal + check(literal) + branch[len(literal):])
+    return moved
+
+
+def _literal(branch: str) -> str | None:
+    """The literal character `branch` starts with (as written: `a`, `\\.`), unless quantified."""
+    if branch[:1] == "\\":
+        token = branch[:2]
+        if len(token) < 2 or token[1].isalnum() or token[1] == "_" or not token[1].isascii():
+            return None  # \b, \w, \d, \1 …: not one character
+    elif branch[:1] and branch[0] not in _SPECIAL:
+        token = branch[0]
+    else:
+        return None
+    return None if branch[len(token):len(token) + 1] in _QUANTIFIER else token
+
+
+def _is_word(literal: str, flags: int) -> bool:
+    return re.fullmatch(r"\w", literal[-1], flags & re.ASCII) is not None
+
+
+def _closing(branch: str) -> int | None:
+    """Index of the `)` closing the group that opens `branch`."""
+    for i, ch, depth in _structure(branch):
+        if ch == ")" and depth == 1:
+            return i
+    return None
 
 
 def any_token(words, chars: str = "a-z'-") -> re.Pattern:

@@ -11,7 +11,8 @@ do. What is here is a stable API; the modules behind it are not.
   `parse_timestamp`.
 - Reading replies: `replies` (assistant messages that answer in text), `first_sentence`, and
   `statements` (a reply's sentences that state something, ready for phrase patterns).
-- Fast matching: `AnyPattern`, `AnySubstring`, `WordGates`, `letter_first`, `any_token` (exact word prefilters).
+- Fast matching: `AnyPattern`, `AnySubstring`, `WordGates`, `letter_first`, `any_token` (exact word prefilters),
+  `literal_first` (the same pattern, rewritten so the regex engine skips to where a match can start).
 - Data and language: `lexicon` (word lists and patterns kept in TOML files), `language`
   (offline language identification: `language.detect`, `language.profile`,
   `language.LANGUAGE_NAMES`, …).
@@ -40,7 +41,7 @@ from .ending import (
 )
 from .hookspecs import hookimpl
 from .model import Message, Session, SessionInfo, ToolCall, ToolResult, Turn, excerpt, parse_timestamp
-from .prefilter import AnyPattern, AnySubstring, WordGates, any_token, letter_first
+from .prefilter import AnyPattern, AnySubstring, WordGates, any_token, letter_first, literal_first
 from .render import human_bytes
 from .rule import Evidence, Finding, Need, Option, Rule, RuleContext, Severity
 from .text import canonical, normalise, sentences
@@ -50,7 +51,7 @@ __all__ = [
     "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
     "AnyPattern", "AnySubstring", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
     "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates",
-    "any_token", "canonical", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first",
+    "any_token", "canonical", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
     "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "replies", "sentences", "statements",
 ]
 

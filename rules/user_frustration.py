@@ -17,6 +17,7 @@ from nomos_forensics.rulekit import (
     excerpt,
     hookimpl,
     lexicon,
+    literal_first,
     prose,
 )
 
@@ -28,19 +29,19 @@ _PHRASES, _MACROS = LEXICON["patterns"], LEXICON["macros"]
 CORRECTIONS: dict[str, tuple[str, ...]] = {
     lang: lexicon.patterns(LEXICON["corrections"], lang, _MACROS) for lang in LEXICON["corrections"]
 }
-_CORRECTIONS = [(lang, re.compile(p)) for lang, patterns in CORRECTIONS.items() for p in patterns]
+_CORRECTIONS = [(lang, literal_first(p)) for lang, patterns in CORRECTIONS.items() for p in patterns]
 NUDGES = lexicon.patterns(_PHRASES, "nudges", _MACROS)
 RETRY = lexicon.patterns(_PHRASES, "retry", _MACROS)
-_CONDITIONAL = re.compile(lexicon.pattern(_PHRASES, "conditional", _MACROS))
-REFUSAL = re.compile(lexicon.pattern(_PHRASES, "refusal", _MACROS))
+_CONDITIONAL = literal_first(lexicon.pattern(_PHRASES, "conditional", _MACROS))
+REFUSAL = literal_first(lexicon.pattern(_PHRASES, "refusal", _MACROS))
 PUSHBACK = lexicon.patterns(_PHRASES, "pushback", _MACROS)
 _RESUME = re.compile(lexicon.pattern(_PHRASES, "resume", _MACROS))
-_DO_IT_YOURSELF = re.compile(lexicon.pattern(_PHRASES, "do_it_yourself", _MACROS))
-_HANDOVER = re.compile(lexicon.pattern(_PHRASES, "handover", _MACROS))
-_OFFER = re.compile(lexicon.pattern(_PHRASES, "offer", _MACROS))
-_NUDGES = [re.compile(p) for p in NUDGES]
-_RETRY = [re.compile(p) for p in RETRY]
-_PUSHBACK = [re.compile(p) for p in PUSHBACK]
+_DO_IT_YOURSELF = literal_first(lexicon.pattern(_PHRASES, "do_it_yourself", _MACROS))
+_HANDOVER = literal_first(lexicon.pattern(_PHRASES, "handover", _MACROS))
+_OFFER = literal_first(lexicon.pattern(_PHRASES, "offer", _MACROS))
+_NUDGES = [literal_first(p) for p in NUDGES]
+_RETRY = [literal_first(p) for p in RETRY]
+_PUSHBACK = [literal_first(p) for p in PUSHBACK]
 _GATES = WordGates()
 _CORRECTIONS_GATED = _GATES.add(_CORRECTIONS, key=lambda item: item[1])
 _NUDGES_GATED = _GATES.add(_NUDGES)
@@ -54,8 +55,8 @@ _candidates = WordGates.candidates
 _LEADING_NO = re.compile(lexicon.pattern(_PHRASES, "leading_no", _MACROS))
 _POLITE_NO = re.compile(lexicon.pattern(_PHRASES, "polite_no", _MACROS))
 _AFFIRMATION = re.compile(lexicon.pattern(_PHRASES, "affirmation", _MACROS))
-_CONFIRMATION_REQUEST = re.compile(lexicon.pattern(_PHRASES, "confirmation_request", _MACROS))
-_UNDERSTANDING_CHECK = re.compile(lexicon.pattern(_PHRASES, "understanding_check", _MACROS))
+_CONFIRMATION_REQUEST = literal_first(lexicon.pattern(_PHRASES, "confirmation_request", _MACROS))
+_UNDERSTANDING_CHECK = literal_first(lexicon.pattern(_PHRASES, "understanding_check", _MACROS))
 _COMMAND_LINE = re.compile(lexicon.pattern(_PHRASES, "command_line", _MACROS))
 _CLIENT_PROMPT = re.compile(lexicon.pattern(_PHRASES, "client_prompt", _MACROS))
 _STATUS_QUESTION = re.compile(lexicon.pattern(_PHRASES, "status_question", _MACROS))

@@ -143,3 +143,100 @@ def test_any_substring_is_any_in(text, words):
     from nomos_forensics.prefilter import AnySubstring
 
     assert AnySubstring(words).search(text) == any(w in text for w in words)
+
+
+def _all_rule_patterns_loaded() -> None:
+    from nomos_forensics import plugins
+
+    plugins.load(())  # every built-in rule module, so every literal_first call has run
+
+
+def _literal_first_texts() -> list[str]:
+    texts = _user_texts() + _phrases("")
+    return texts + [t.lower() for t in texts] + [canonical(t) for t in texts]
+
+
+def test_every_literal_first_rewrite_finds_the_same_matches():
+    """Each pattern the rules rewrote finds what its source finds, at the same spans, on the
+    cases' and phrase lists' texts (as written, lower-cased and canonical)."""
+    from nomos_forensics.prefilter import rewrites
+
+    _all_rule_patterns_loaded()
+    texts = _literal_first_texts()
+    assert len(texts) > 3000
+    rewritten = rewrites()
+    assert len(rewritten) > 100  # the phrase tables of user-frustration, cant-run, policy-refusal, endings …
+    matched = 0
+    for source, flags, fast in rewritten:
+        original = re.compile(source, flags)
+        assert fast.pattern != source and fast.flags == original.flags and fast.groups == original.groups == 0
+        for text in texts:
+            spans = [m.span() for m in original.finditer(text)]
+            assert [m.span() for m in fast.finditer(text)] == spans, (source[:80], text[:80])
+            matched += bool(spans)
+    assert matched > 1000  # the texts exercise the patterns
+
+
+_PIECE = st.sampled_from([
+    r"\b", r"\b", r"(?<![a-z])", r"(?<=\s)", r"(?<!n)", "no", "t", "é", "-", r"\s+", r"\.", " ", "o?", r"\b(?:no|not)",
+    r"(?:on|é)", r"(?:n\s)?", r"(?:t|)", r"(?<![\w'-])(?:i|we)", r"(?:x|\bo)", r"n(?!o)", "(?=t)",
+])
+_SOURCE = st.lists(st.lists(_PIECE, min_size=1, max_size=4).map("".join), min_size=1, max_size=3).map("|".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_SOURCE, st.lists(st.text(alphabet="notaéiwe -x.\n'", max_size=24), min_size=1, max_size=8))
+def test_literal_first_keeps_every_match(source, texts):
+    """On patterns made of the shapes it rewrites (and some it must leave alone), every match
+    of the rewritten pattern is a match of the source at the same span, and none is lost."""
+    from nomos_forensics.prefilter import literal_first
+
+    original = re.compile(source)
+    fast = literal_first(source)
+    for text in texts:
+        assert [m.span() for m in fast.finditer(text)] == [m.span() for m in original.finditer(text)], (source, text)
+        assert bool(fast.match(text)) == bool(original.match(text))
+
+
+@pytest.mark.parametrize("source,expected", [
+    (r"\bno\b", r"n(?<!\wn)o\b"),
+    (r"(?<![a-z])(?:no|not)(?![a-z])", r"n(?<!(?:[a-z])n)o(?![a-z])|n(?<!(?:[a-z])n)ot(?![a-z])"),
+    (r"\b(?:sí\s+)?puedes\b|\bdu\s+x", r"s(?<!\ws)í\s+puedes\b|p(?<!\wp)uedes\b|d(?<!\wd)u\s+x"),
+    (r"\b\.x", r"\.(?<=\w\.)x"),
+])
+def test_literal_first_examples(source, expected):
+    from nomos_forensics.prefilter import literal_first
+
+    assert literal_first(source).pattern == expected
+
+
+@pytest.mark.parametrize("source,flags", [
+    (r"^no|\bnot", 0),  # a branch anchored at the start
+    (r"[ab]c|\bd", 0),  # a class first
+    (r"(no)\b", 0),  # a capturing group: the rewrite would renumber groups
+    (r"\b(?P<w>no)", 0),
+    (r"\bno", re.IGNORECASE),  # the engine does not skip by cased letters
+    (r"\b(?:a|b)+c", 0),  # a repeated group
+    (r"\b(?:a|)", 0),  # a branch that may match nothing
+    (r"x?y", 0),
+])
+def test_literal_first_leaves_other_shapes_as_written(source, flags):
+    from nomos_forensics.prefilter import literal_first
+
+    assert literal_first(source, flags).pattern == source
+    compiled = re.compile(source, flags)
+    assert literal_first(compiled) is compiled
+
+
+def test_literal_first_keeps_the_gates_as_selective():
+    """Word gates read a rewritten pattern's source: spread over its branches, with lookbehinds
+    between its letters, the rewrite itself would give more and shorter words (user-frustration's
+    German "… noch nicht" gate would grow from "nicht" to four words)."""
+    from nomos_forensics.prefilter import literal_first
+
+    for source in (r"\bdu\s+(?:kannst|hast)\b|\btu\s+(?:peux|as)\b", r"(?<![a-z'-])(?:nothing|never)(?![a-z])",
+                   r"\b(?:i|we)\s+can't\s+run", r"\b(?:funktioniert|klappt|läuft)\s+(?:immer\s+)?noch\s+nicht\b",
+                   r"\bas\s+i\s+(?:said|told\s+you)|\blike\s+i\s+said"):
+        fast = literal_first(source)
+        assert fast.pattern != source
+        assert required_words(fast) == required_words(re.compile(source))
