@@ -280,16 +280,8 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
             if _restored(session, given):
                 errors.append(RuleError(active.rule.name, "SessionChanged",
                                         "check() replaced or resized the session's messages or info; undone"))
-        strays = [item for item in found if not isinstance(item, Finding)]
-        if strays:
-            errors.append(RuleError(active.rule.name, "TypeError",
-                                    f"check() yielded {type(strays[0]).__name__} {strays[0]!r:.80}, not a Finding"))
-        found = [item for item in found if isinstance(item, Finding)]
-        problems = [_malformed(item) for item in found]
-        if any(problems):
-            first = next(problem for problem in problems if problem)
-            errors.append(RuleError(active.rule.name, "TypeError", f"check() yielded a Finding whose {first}"))
-        findings.extend(item for item, problem in zip(found, problems) if not problem)
+        if found:  # most rules find nothing in most sessions
+            findings.extend(_valid(active.rule.name, found, errors))
     findings.sort(key=lambda f: (-f.severity, f.code))
     outcome, why = explain_outcome(session, findings, ruleset.grace)
     card = Card(
@@ -306,6 +298,19 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
     if manager is not None:
         call_card_hook(manager, card, session)
     return card
+
+
+def _valid(rule: str, found: list, errors: list[RuleError]) -> list[Finding]:
+    """The findings of `found` that can be rendered; what else a rule yielded becomes an error."""
+    strays = [item for item in found if not isinstance(item, Finding)]
+    if strays:
+        errors.append(RuleError(rule, "TypeError", f"check() yielded {type(strays[0]).__name__} {strays[0]!r:.80}, not a Finding"))
+    found = [item for item in found if isinstance(item, Finding)]
+    problems = [_malformed(item) for item in found]
+    if any(problems):
+        first = next(problem for problem in problems if problem)
+        errors.append(RuleError(rule, "TypeError", f"check() yielded a Finding whose {first}"))
+    return [item for item, problem in zip(found, problems) if not problem]
 
 
 def _restored(session: Session, given: tuple) -> bool:
