@@ -125,6 +125,26 @@ def test_jobs_workers_share_the_models_the_parent_preloads(capsys, sample_dsn, m
     assert built.read_text().split() == [str(os.getpid()), "True"]  # one build: the parent's, preloaded
 
 
+@pytest.mark.parametrize("command", [["scan", "--format", "jsonl"], ["compare", "--at", "2026-11-25"]])
+def test_jobs_workers_are_forked_before_any_other_thread_runs(capsys, sample_dsn, monkeypatch, command):
+    """A thread running at the fork (the output writer) may hold a lock, stdout's or stderr's,
+    that the child would then wait on forever: the workers are forked first."""
+    import os
+    import threading
+
+    others: list[list[str]] = []
+    real_fork = os.fork
+
+    def fork():
+        others.append([t.name for t in threading.enumerate() if t is not threading.current_thread()])
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork)
+    r = invoke(capsys, command[0], "--dsn", sample_dsn, *command[1:], "--jobs", "2")
+    assert r.code in (0, 1), r.err
+    assert len(others) == 2 and others == [[], []], others
+
+
 def test_a_rule_whose_preload_fails_still_runs_in_every_worker(capsys, sample_dsn, tmp_path):
     probe = probe_plugin(tmp_path, "bad_preload", "yield self.finding('checked', [])", methods='''
         def preload(self):

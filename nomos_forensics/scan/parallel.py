@@ -143,7 +143,15 @@ def parallel_scan(job: ScanJob, jobs: int, summary: Summary) -> Iterator[tuple[s
     most about WORKER_QUEUE cards ahead of the slowest, which bounds the parent's memory. Yields
     (card JSON line, failed) and merges each worker's summary into `summary` as the worker
     finishes (complete once the generator is exhausted). Raises the first worker error.
+
+    The workers are forked here, before the caller starts its output thread: a thread running
+    at the fork may hold a lock (stdout's, stderr's) that the child then waits on forever.
     """
+    channels, workers = _start_workers(job, jobs)
+    return _merged(channels, workers, summary)
+
+
+def _start_workers(job: ScanJob, jobs: int) -> tuple[list, list]:
     context = multiprocessing.get_context("fork")
     channels, workers = [], []
     base = job.filters  # partition K of N (scan --shard; 0 of 1 otherwise) split J ways: the
@@ -157,6 +165,11 @@ def parallel_scan(job: ScanJob, jobs: int, summary: Summary) -> Iterator[tuple[s
         process.start()
         channels.append(channel)
         workers.append(process)
+    return channels, workers
+
+
+def _merged(channels: list, workers: list, summary: Summary) -> Iterator[tuple[str, bool]]:
+    jobs = len(workers)
     pending: list[deque[tuple[str, str, bool]]] = [deque() for _ in range(jobs)]  # cards received, in order
     running = set(range(jobs))
     try:
