@@ -134,9 +134,10 @@ def test_jobs_workers_are_forked_before_any_other_thread_runs(capsys, sample_dsn
 
     others: list[list[str]] = []
     real_fork = os.fork
+    before = set(threading.enumerate())  # the test process's own threads, if any
 
     def fork():
-        others.append([t.name for t in threading.enumerate() if t is not threading.current_thread()])
+        others.append([t.name for t in threading.enumerate() if t not in before])
         return real_fork()
 
     monkeypatch.setattr(os, "fork", fork)
