@@ -173,9 +173,7 @@ def _from_database(app: App, at, before_w, after_w, since, until, limit, status,
             cards = stream_sessions(db, conn, ruleset, filters, schema, manager=selection.registry.manager)
             code = emit(_counted(cards, series), Format.TABLE, sys.stdout, total)
     if jobs > 1:
-        db.dispose()  # no connection may cross the fork
-        ruleset.preload()  # what the rules only read, loaded once for every worker
-        job = scan_job(db, filters, selection, fail_on=None, series=series)
+        job = scan_job(db, ruleset, filters, selection, fail_on=None, series=series)
         code = emit(parallel_scan(job, jobs, Summary(series=series)), Format.TABLE, sys.stdout, total)
     return series, split, code, names
 

@@ -97,9 +97,7 @@ def _from_database(app: App, since, until, status, model, jobs, factory, selecti
             results = (("", failed) for _, failed in card_results(cards, summary, selection.fail_on))
             code = emit(results, Format.TABLE, sys.stdout, total, interrupted=NOT_WRITTEN)
     if jobs > 1:
-        db.dispose()  # no connection may cross the fork
-        ruleset.preload()  # what the rules only read, loaded once for every worker
-        job = scan_job(db, filters, selection, summary_factory=factory, lines=False)
+        job = scan_job(db, ruleset, filters, selection, summary_factory=factory, lines=False)
         code = emit(parallel_scan(job, jobs, summary), Format.TABLE, sys.stdout, total, interrupted=NOT_WRITTEN)
     if code == ExitCode.INTERRUPTED:
         return summary, "", code

@@ -188,9 +188,7 @@ def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format,
             lines = (("" if series is not None else card_json(card, indent=None), failed) for card, failed in results)
             code = emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
     if jobs > 1:
-        db.dispose()  # no connection may cross the fork
-        ruleset.preload()  # what the rules only read, loaded once for every worker
-        job = scan_job(db, filters, selection, series=series)
+        job = scan_job(db, ruleset, filters, selection, series=series)
         summary = Summary(series=series)
         lines = parallel_scan(job, jobs, summary)
         code = emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
@@ -320,8 +318,12 @@ def open_ruleset(app: App, conn, selection) -> tuple:
     return schema, ruleset
 
 
-def scan_job(db, filters: ScanFilters, selection, **fields) -> ScanJob:
-    """What each `--jobs` worker needs to redo the pass on its partition (`fields`: ScanJob's extras)."""
+def scan_job(db, ruleset, filters: ScanFilters, selection, **fields) -> ScanJob:
+    """What each `--jobs` worker needs to redo the pass on its partition (`fields`: ScanJob's
+    extras), with the parent made ready to fork: no connection open (none may cross the fork),
+    and what the rules only read loaded once, for every worker to share (`RuleSet.preload`)."""
+    db.dispose()
+    ruleset.preload()
     fields.setdefault("fail_on", selection.fail_on)
     return ScanJob(
         settings=db.settings, filters=filters, plugin_refs=tuple(selection.plugin_refs),
