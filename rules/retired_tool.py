@@ -42,14 +42,21 @@ class RetiredTool(Rule):
             return
         calls: dict[str, list] = {name: [] for name in retired}
         for message in session.messages:
+            if not message.tool_calls:  # most messages
+                continue
             for call in message.tool_calls:
                 name = _retired_name(call.name, retired)
                 if name:
                     calls[name].append((message, f"{message.role} called {call.name}{_args(call.arguments)}"))
         # a stored result without its call (calls lost in an odd content shape) still counts
         for message in session.messages:
-            for result_name in [message.tool_name if message.role == "tool" else None,
-                                *(r.name for r in message.tool_results)]:
+            if message.role == "tool":
+                named = (message.tool_name, *(r.name for r in message.tool_results))
+            elif message.tool_results:  # legacy: results inside the assistant message
+                named = tuple(r.name for r in message.tool_results)
+            else:
+                continue
+            for result_name in named:
                 name = _retired_name(result_name, retired)
                 if name and not calls[name]:
                     calls[name].append((message, f"result of {result_name}"))
