@@ -60,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             line = []
             for plan in order:
                 if plan == "floor":
-                    r = measure(["psql", "-X", "-q", "-d", dsn, "-c", FLOOR_SQL], sample_tree=False, dsn=dsn)
-                    check(plan, r)
+                    r = check(plan, measure(["psql", "-X", "-q", "-d", dsn, "-c", FLOOR_SQL], sample_tree=False, dsn=dsn))
                     walls[plan].append(r.wall)
                     line.append(f"floor {r.wall:.1f}s")
                     continue
