@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"round {round_ + 1}: " + ", ".join(line), flush=True)
     floor = statistics.median(walls["floor"])
     print(f"\nCOPY floor: {floor:.2f} s (median of {len(walls['floor'])}); --jobs {args.jobs} everywhere\n")
-    print(f"{'plan':22} {'wall (median)':>13} {'ratio':>6} {'client CPU':>10} {'shard min-max':>14} {'merge':>6}")
+    print(f"{'plan':22} {'wall (median)':>13} {'ratio':>6} {'client CPU':>10} {'shard fastest-slowest':>22} {'merge':>6}")
     for plan in plans[1:]:
         wall = statistics.median(walls[plan])
         name = "one machine" if plan == "whole" else f"{plan.split(':')[1]} machines"
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             hi = statistics.median(s[1] for s in spread[plan])
             lo_hi, merge = f"{lo:.1f}-{hi:.1f} s", f"{statistics.median(s[2] for s in spread[plan]):.2f} s"
         print(f"{name:22} {wall:11.1f} s {wall / floor:5.2f}x {statistics.median(cpus[plan]):8.1f} s"
-              f" {lo_hi:>14} {merge:>6}")
+              f" {lo_hi:>22} {merge:>6}")
     mismatches += [f"round {r + 1}: {n} shards merged differ from the whole scan"
                    for (r, n), digest in merged_md5.items() if digest != whole_md5]
     if mismatches:
