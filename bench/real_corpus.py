@@ -656,13 +656,42 @@ def file_key(source: dict[str, Any], path: str) -> str:
     return f"{name}:{Path(path).name.removesuffix('.jsonl')[:8]}"  # claude-code-jsonl
 
 
-def extract(mirror: Path, out: Path) -> int:
+def format_module(fmt: str):
+    """The mapper module of a format kept in bench/formats/ (one module per format), or None.
+
+    Such a module has `sessions(read, files, source)`, yielding dicts with `key` (unique within
+    the source), `session` (title, status, goal, model, created_at), `messages` (role, content,
+    created_at; a message may carry `external`: labels the source ships for it) and, optionally,
+    `external` (the session's labels from outside the text: reward, pass/fail, rating)."""
+    import importlib
+
+    name = fmt.replace("-", "_")
+    if not (ROOT / "bench" / "formats" / f"{name}.py").is_file():
+        return None
+    if str(ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(ROOT / "bench"))
+    return importlib.import_module(f"formats.{name}")
+
+
+def extract(mirror: Path, out: Path, only: set[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
+    kept_lines = [m for m in load_manifest() if m["source"] not in only] if only else []
     seen: dict[str, str] = {}
     for source in load_sources():
+        if only and source["name"] not in only:
+            continue
         sessions = []
-        for path in source_files(mirror, source):
+        module = format_module(source["format"])
+        if module is not None:
+            files = source_files(mirror, source)
+            for n, item in enumerate(module.sessions(lambda path: read_file(mirror, source, path), files, source)):
+                rows = item["messages"]
+                session = {"title": None, "goal": None, "model": None, "status": None, "extra": {}, **item["session"]}
+                if item.get("external"):
+                    session["external"] = item["external"]
+                sessions.append((f"{source['name']}:{item['key']}", item.get("path", ""), n, session, rows))
+        for path in (source_files(mirror, source) if module is None else ()):
             text = read_file(mirror, source, path)
             if text is None:
                 print(f"  skipped {path}: not in the snapshot (too large to be copied)")
@@ -699,10 +728,14 @@ def extract(mirror: Path, out: Path) -> int:
                 fh.write(json.dumps(record, ensure_ascii=False, default=_iso) + "\n")
                 entry = {"key": key, "id": session_id(key), **provenance,
                          "language": source.get("language"), "messages": len(rows)}
+                for field in ("family", "kind"):
+                    if source.get(field):
+                        entry[field] = source[field]
                 if source.get("split", "tuned") != "tuned":  # the tuned set's lines stay as they were
                     entry["split"] = source["split"]
                 manifest.append(entry)
         print(f"{source['name']:20} {len(sessions):4} sessions  ({source['repo']} @ {source['commit'][:10]})")
+    manifest = kept_lines + manifest if only else manifest
     MANIFEST.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in manifest), encoding="utf-8")
     print(f"{len(manifest)} sessions -> {out}, provenance -> {MANIFEST.relative_to(ROOT)}")
     return 0
@@ -936,6 +969,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("extract", help="map the sources' snapshots into data/*.jsonl and write the manifest")
     p.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     p.add_argument("--out", type=Path, default=HERE / "data")
+    p.add_argument("--only", default=None, help="comma list of source names: extract these, keep the others' manifest lines")
     p = sub.add_parser("build", help="(re)create a database and load the corpus into it")
     p.add_argument("--dsn", required=True, help="an admin connection (the database is created on its server)")
     p.add_argument("--dbname", default="nomos_forensics_real")
@@ -949,7 +983,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     args = parser.parse_args(argv)
     if args.command == "extract":
-        return extract(args.mirror, args.out)
+        return extract(args.mirror, args.out, set(args.only.split(",")) if args.only else None)
     if args.command == "raw-counts":
         counts = raw_counts(args.mirror)
         keys = {m["key"] for m in load_manifest()}
