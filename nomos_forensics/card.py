@@ -68,15 +68,16 @@ class Stats:
 
     @classmethod
     def of(cls, session: Session, top: int = 5) -> "Stats":
-        roles = Counter(map(_ROLE, session.messages))
+        elision = session.elision  # a session held in part: its counts cover every message
+        roles = elision.roles if elision is not None else Counter(map(_ROLE, session.messages))
         counts = session.tool_counts
         return cls(
-            messages=len(session.messages),
+            messages=elision.messages if elision is not None else len(session.messages),
             user_messages=roles.get("user", 0),
             assistant_messages=roles.get("assistant", 0),
             tool_messages=roles.get("tool", 0),
-            tool_calls=len(session.tool_calls),
-            turns=len(session.turns),
+            tool_calls=elision.tool_calls if elision is not None else len(session.tool_calls),
+            turns=elision.turns if elision is not None else len(session.turns),
             turns_with_tool_calls=session.turns_with_tool_calls,
             unique_tools=len(counts),
             top_tools=sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top],

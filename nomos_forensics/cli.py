@@ -4,12 +4,13 @@ renderers. The entry point is the only module that imports the commands."""
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
 
 from . import __version__
-from .clikit import PROG, App, Group, invoke, tolerant_output
+from .clikit import DEBUG_ENV, PROG, App, Group, invoke, tolerant_output
 from .commands import COMMANDS
 
 
@@ -29,9 +30,13 @@ class LazyGroup(Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name=PROG)
+@click.option("--debug", is_flag=True, envvar=DEBUG_ENV, show_envvar=True,
+              help="On an unexpected error (exit 70), print its traceback.")
 @click.pass_context
-def cli(ctx: click.Context) -> None:
+def cli(ctx: click.Context, debug: bool) -> None:
     """Find out why Nomos agent sessions fail, straight from the Nomos database (read-only)."""
+    if debug:
+        os.environ[DEBUG_ENV] = "1"  # read by the crash handler, after click has returned
     app = ctx.ensure_object(App)
     ctx.call_on_close(app.close)
 

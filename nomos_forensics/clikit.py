@@ -10,6 +10,7 @@ import math
 import os
 import re
 import sys
+import traceback
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -19,7 +20,7 @@ import click
 from . import config as config_mod
 from . import plugins as plugins_mod
 from .db import DSN_ENV, ConnectionSettings, Database
-from .errors import ConfigError, ExitCode, ForensicsError
+from .errors import Activity, ConfigError, ExitCode, ForensicsError, InternalError
 from .render import Format, neutralise
 from .rule import Severity
 
@@ -255,6 +256,8 @@ def invoke(group: click.Group, argv: list[str] | None = None) -> int:
         result = group.main(args=argv, prog_name=PROG, standalone_mode=False)
         sys.stdout.flush()  # a full disk shows here, not as an ignored exception at exit
         return int(result or 0)
+    except InternalError as error:  # a worker's crash
+        return crashed(error)
     except ForensicsError as error:
         _print_error(str(error))
         return int(error.exit_code)
@@ -278,7 +281,39 @@ def invoke(group: click.Group, argv: list[str] | None = None) -> int:
         return int(ExitCode.OK)
     except OSError as error:
         if error.errno not in OUTPUT_FAILURES:
-            raise
+            return crashed(error)
         _silence_stdout()
         _print_error(f"cannot write the output: {error.strerror}")
         return int(ExitCode.ENVIRONMENT)
+    except SystemExit:  # sys.exit() of our own entry point only; nothing else calls it
+        raise
+    except BaseException as error:  # a bug, or whatever a plugin raised where no rule contains it
+        return crashed(error)
+
+
+DEBUG_ENV = "NOMOS_FORENSICS_DEBUG"
+
+
+def debug_enabled() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def crashed(error: BaseException) -> int:
+    """An unexpected error: one line naming it (and the session, where there is one), the
+    traceback only with --debug, and an exit code of its own that no gate reads as success."""
+    if isinstance(error, InternalError):  # a worker's crash, already described
+        what = error.message
+        detail = error.traceback
+    else:
+        text = (str(error).strip().splitlines() or [""])[0]
+        what = f"{type(error).__name__}{': ' + text[:300] if text else ''}{Activity.describe()}"
+        detail = "".join(traceback.format_exception(error))
+    if debug_enabled():
+        try:
+            sys.stderr.write(detail)
+        except Exception:
+            pass
+        _print_error(f"internal error: {what}")
+    else:
+        _print_error(f"internal error: {what} (a bug: rerun with --debug for the traceback)")
+    return int(ExitCode.CRASH)

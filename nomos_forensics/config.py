@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .bounds import DEFAULT_BOUNDS, Bounds
 from .errors import ConfigError
 
 LOCAL_FILE = "nomos-forensics.toml"
 PYPROJECT = "pyproject.toml"
 TOOL_KEY = "nomos-forensics"
-TOP_LEVEL_KEYS = {"select", "ignore", "fail-on", "grace-minutes", "rules"}
+TOP_LEVEL_KEYS = {"select", "ignore", "fail-on", "grace-minutes", "rules", "bounds"}
 DEFAULT_GRACE_MINUTES = 10.0
 
 
@@ -30,6 +31,7 @@ class Config:
     grace_minutes: float = DEFAULT_GRACE_MINUTES
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule name or code -> options
     source: str | None = None
+    bounds: Bounds = DEFAULT_BOUNDS  # what one card may hold
 
     def options_for(self, name: str, code: str) -> dict[str, Any]:
         merged: dict[str, Any] = {}
@@ -75,6 +77,7 @@ def parse(table: dict[str, Any], source: str) -> Config:
     if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < 10**6:
         raise ConfigError(f"{source}: `grace-minutes` must be a number of minutes from 0")
     return Config(
+        bounds=_bounds(table.get("bounds", {}), source),
         select=_as_list(table.get("select", []), "select", source),
         ignore=_as_list(table.get("ignore", []), "ignore", source),
         fail_on=fail_on,
@@ -82,6 +85,23 @@ def parse(table: dict[str, Any], source: str) -> Config:
         rules={str(k): dict(v) for k, v in rules.items()},
         source=source,
     )
+
+
+def _bounds(table: Any, source: str) -> Bounds:
+    """`[bounds]`: each key a positive integer (bounds.Bounds names them)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: `bounds` must be a table")
+    known = Bounds.keys()
+    unknown = set(table) - set(known)
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) in `bounds`: {', '.join(sorted(unknown))} "
+                          f"(known: {', '.join(sorted(known))})")
+    values = {}
+    for key, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**7:
+            raise ConfigError(f"{source}: `bounds.{key}` must be a whole number from 1 to 10,000,000")
+        values[known[key]] = value
+    return Bounds(**{**DEFAULT_BOUNDS.__dict__, **values})
 
 
 def _unwrap(data: dict[str, Any]) -> dict[str, Any]:
@@ -93,19 +113,35 @@ def _unwrap(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _tool_table(data: dict[str, Any], source: Path) -> Any:
+    """pyproject.toml's `[tool.nomos-forensics]`, or None when it has none; a `tool` or a
+    `tool.nomos-forensics` that is not a table is an error, not a traceback."""
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{source}: `tool` must be a table, not {type(tool).__name__}")
+    table = tool.get(TOOL_KEY)
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{source}: `[tool.{TOOL_KEY}]` must be a table, not {type(table).__name__}")
+    return table
+
+
 def load(explicit: str | None = None, cwd: Path | None = None) -> Config:
     cwd = cwd or Path.cwd()
     if explicit:
         path = Path(explicit)
         data = _read_toml(path)
-        table = data.get("tool", {}).get(TOOL_KEY, data) if path.name == PYPROJECT else _unwrap(data)
-        return parse(table, str(path))
+        if path.name == PYPROJECT:
+            table = _tool_table(data, path)
+            return parse(data if table is None else table, str(path))
+        return parse(_unwrap(data), str(path))
     local = cwd / LOCAL_FILE
     if local.is_file():
         return parse(_unwrap(_read_toml(local)), str(local))
     pyproject = cwd / PYPROJECT
     if pyproject.is_file():
-        table = _read_toml(pyproject).get("tool", {}).get(TOOL_KEY)
-        if isinstance(table, dict):
+        table = _tool_table(_read_toml(pyproject), pyproject)
+        if table is not None:
             return parse(table, f"{pyproject} [tool.{TOOL_KEY}]")
     return Config()

@@ -23,10 +23,11 @@ import psycopg.errors
 import sqlalchemy as sa
 from psycopg.adapt import Loader
 from psycopg.pq import Format
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import set_json_loads
 from sqlalchemy import exc as sa_exc
 
+from .decode import decode_utf8, lenient_json_loads
 from .errors import (
     ConnectionFailed,
     ConnectionLost,
@@ -35,7 +36,6 @@ from .errors import (
     QueryTimeout,
     SchemaMismatch,
 )
-from .model import lenient_json_loads
 
 DSN_ENV = "NOMOS_FORENSICS_DSN"
 APPLICATION_NAME = "nomos-forensics"
@@ -149,6 +149,18 @@ def lenient_loaders(conn: psycopg.Connection) -> None:
     for name in ("timestamptz", "timestamp", "date"):
         oid = psycopg.postgres.types[name].oid
         conn.adapters.register_loader(oid, _lenient(psycopg.adapters.get_loader(oid, Format.TEXT)))
+    if conn.info.parameter_status("server_encoding") == "SQL_ASCII":
+        for name in TEXT_TYPES:
+            conn.adapters.register_loader(name, LenientTextLoader)
+
+
+# a SQL_ASCII database stores any bytes: these are read as UTF-8 with U+FFFD for the rest
+TEXT_TYPES = ("text", "varchar", "bpchar", "name", '"char"')
+
+
+class LenientTextLoader(Loader):
+    def load(self, data) -> str:
+        return decode_utf8(bytes(data))
 
 
 @functools.cache
@@ -196,6 +208,15 @@ class Database:
         def connect() -> psycopg.Connection:
             raw = psycopg.connect(conninfo, connect_timeout=connect_timeout)
             raw.read_only = True  # every BEGIN is BEGIN READ ONLY, whatever the session defaults say
+            server_encoding = raw.info.parameter_status("server_encoding")
+            if server_encoding == "SQL_ASCII":
+                # SQL_ASCII stores any bytes and refuses to send what is not UTF-8 as UTF8: read its
+                # bytes as they are (lenient_loaders decodes them as UTF-8 with replacement)
+                raw.execute("SET client_encoding TO 'SQL_ASCII'")
+                raw.commit()
+            elif raw.info.parameter_status("client_encoding") != "UTF8":
+                raw.execute("SET client_encoding TO 'UTF8'")  # the server converts LATIN1, EUC_JP, ...
+                raw.commit()
             lenient_loaders(raw)
             if raw.info.server_version >= MEMOIZE_SINCE:
                 # The message queries detoast each value once in a LATERAL subquery (see
@@ -254,6 +275,19 @@ class Database:
             lambda: self._fetch_all(conn, statement, params or {}, purpose or f"running {name}")
         )
 
+    def stream(self, conn: sa.Connection, name: str, params: Mapping[str, Any], *, columns: tuple[str, ...],
+               batch: int = 2000) -> Iterator[tuple]:
+        """The rows of the named query as plain tuples (`columns`, in order, checked), fetched
+        `batch` at a time through a server-side cursor in the connection's transaction."""
+        compiled = sa.text(load_query(name)).compile(dialect=conn.dialect)
+        with conn.connection.dbapi_connection.cursor(name=f"nomos_forensics_{name}", row_factory=tuple_row) as cursor:
+            cursor.itersize = batch
+            cursor.execute(str(compiled), {k: v for k, v in dict(params).items() if k in compiled.params})
+            got = tuple(c.name for c in cursor.description or ())
+            if got[:len(columns)] != columns:
+                raise RuntimeError(f"{name}.sql returns columns {got}, expected {columns}")
+            yield from cursor
+
     def _fetch_all(self, conn, statement, params, purpose) -> list[sa.Row]:
         with self.translate_errors(purpose):
             try:
@@ -310,6 +344,8 @@ class Database:
 
     def _connection_error(self, error: BaseException) -> ForensicsError:
         original = getattr(error, "orig", None) or error
+        if isinstance(original, psycopg.errors.QueryCanceled):  # the session's own set-up timed out
+            return translate_error(original, "setting up the connection", self.settings)
         message = _first_line(original)
         return ConnectionFailed(
             f"cannot connect to {self.settings.describe()}: {self.settings.mask(message)}"

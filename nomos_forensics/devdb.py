@@ -47,6 +47,9 @@ def sample_sql() -> str:
     return sql_resource("sample", "sample.sql")
 
 
+DEMO_DB_PREFIX = "nomos_forensics_demo"  # the demo's databases (report files of them need not be private)
+
+
 def create_database(admin_conninfo: str, prefix: str = "nomos_forensics") -> str:
     """Create a fresh, uniquely named database; returns its conninfo."""
     name = f"{prefix}_{uuid.uuid4().hex[:10]}"

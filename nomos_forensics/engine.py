@@ -13,12 +13,13 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from .bounds import DEFAULT_BOUNDS, Bounds, bound_card_evidence, bound_finding, bounded_notes, data_problem
 from .card import Card, RuleError, Stats, explain_outcome, objective_of
 from .config import Config
 from .db import Database
 from .ending import DEFAULT_GRACE
-from .errors import AmbiguousSession, ConfigError, InvalidSessionId, SessionNotFound
-from .model import Session, SessionInfo, message_from_row
+from .errors import Activity, AmbiguousSession, ConfigError, InvalidSessionId, SessionNotFound, reraise_interrupt
+from .model import MESSAGE_COLUMNS, Session, SessionInfo, build_session, message_from_row
 from .plugins import Registry, RuleSpec
 from .rule import Evidence, Finding, Need, Rule, RuleContext, Severity
 from .schema import SchemaReport
@@ -57,6 +58,7 @@ class RuleSet:
     warnings: list[str] = field(default_factory=list)
     problems: list[RuleError] = field(default_factory=list)  # plugin load problems
     grace: timedelta = DEFAULT_GRACE  # an `active` session younger than this is still running
+    bounds: Bounds = DEFAULT_BOUNDS  # what one card may hold (bounds.py)
 
     @property
     def needs(self) -> set[Need]:
@@ -71,7 +73,8 @@ class RuleSet:
             for active in self.active:
                 try:
                     active.rule.preload()
-                except (Exception, SystemExit):
+                except BaseException as error:
+                    reraise_interrupt(error)
                     continue
 
     @property
@@ -98,7 +101,7 @@ def build_ruleset(
 ) -> RuleSet:
     """Apply selection (CLI over config), per-rule options, and schema requirements."""
     ruleset = RuleSet(problems=[RuleError(p.source, "PluginLoadError", p.message) for p in registry.problems],
-                      grace=timedelta(minutes=config.grace_minutes))
+                      grace=timedelta(minutes=config.grace_minutes), bounds=config.bounds)
     selectors = list(select) or list(config.select)
     ignores = [*config.ignore, *ignore]
     for selector in [*selectors, *ignores]:
@@ -117,14 +120,16 @@ def build_ruleset(
             rule = spec.cls(config.options_for(spec.name, spec.code))
         except ValueError as error:
             raise ConfigError(str(error)) from None
-        except (Exception, SystemExit) as error:  # a plugin rule that cannot even be built is a rule error
+        except BaseException as error:  # a plugin rule that cannot even be built is a rule error
+            reraise_interrupt(error)
             ruleset.problems.append(RuleError(spec.name, type(error).__name__, str(error)))
             continue
         try:
             floor = rule.logical_size_floor()
             if floor is not None and (isinstance(floor, bool) or not isinstance(floor, int)):
                 raise TypeError(f"logical_size_floor() returned {floor!r:.40}, not an int or None")
-        except (Exception, SystemExit) as error:
+        except BaseException as error:
+            reraise_interrupt(error)
             ruleset.problems.append(RuleError(spec.name, type(error).__name__, str(error)))
             continue
         if schema is not None:
@@ -169,10 +174,19 @@ def resolve_session_id(db: Database, conn: sa.Connection, ref: str) -> str:
     if not rows:
         raise SessionNotFound(f"no session id starts with {value!r}")
     if len(rows) > 1:
-        shown = ", ".join(f"{r.id[:13]} ({(r.title or '').strip()[:30] or 'untitled'})" for r in rows[:MAX_CANDIDATES])
+        width = distinct_width([r.id for r in rows])
+        shown = ", ".join(f"{r.id[:width]} ({(r.title or '').strip()[:30] or 'untitled'})" for r in rows[:MAX_CANDIDATES])
         more = " and more" if len(rows) > MAX_CANDIDATES else ""
         raise AmbiguousSession(f"session prefix {value!r} is ambiguous: {shown}{more}")
     return rows[0].id
+
+
+def distinct_width(ids: list[str], least: int = 13) -> int:
+    """The shortest prefix length (at least `least`) at which every id of `ids` differs."""
+    width = least
+    while width < max(map(len, ids), default=0) and len({i[:width] for i in ids}) < len(set(ids)):
+        width += 1
+    return width
 
 
 def _dashed(prefix: str) -> str:
@@ -181,16 +195,24 @@ def _dashed(prefix: str) -> str:
     return "-".join(digits[start:end] for start, end in UUID_GROUPS if digits[start:end])
 
 
+# what a session row's short fields may hold once read: a megabyte title is a title cut short
+INFO_CHARS = {"title": 1000, "status": 200, "model": 200, "goal": 20_000}
+
+
 def session_info_from_row(row: Mapping[str, Any]) -> SessionInfo:
     return SessionInfo(
         id=str(row["id"]),
-        title=row.get("title"),
-        status=row.get("status"),
-        goal=row.get("goal"),
-        model=row.get("model"),
+        title=_short(row.get("title"), INFO_CHARS["title"]),
+        status=_short(row.get("status"), INFO_CHARS["status"]),
+        goal=_short(row.get("goal"), INFO_CHARS["goal"]),
+        model=_short(row.get("model"), INFO_CHARS["model"]),
         created_at=row.get("created_at"),
         updated_at=row.get("updated_at"),
     )
+
+
+def _short(value: Any, limit: int) -> Any:
+    return value[: limit - 1] + "…" if isinstance(value, str) and len(value) > limit else value
 
 
 def load_session(
@@ -207,15 +229,12 @@ def load_session(
     if not rows:
         raise SessionNotFound(f"no session with id {session_id}")
     info = session_info_from_row(rows[0]._mapping)
-    message_rows = db.query(
-        conn,
-        "session_messages",
-        {"session_id": session_id, "full_content": Need.CONTENT in needs, "logical_floor": logical_floor},
-        purpose="reading the session's messages",
-    )
+    params = {"session_id": session_id, "full_content": Need.CONTENT in needs, "logical_floor": logical_floor}
     keep = Need.CONTENT in needs
-    messages = [message_from_row(r, keep_content=keep) for r in message_rows]
-    session = Session(info, messages)
+    with db.translate_errors("reading the session's messages"):
+        # a named cursor: a session of a million messages is read in pages, never held as rows
+        rows = db.stream(conn, "session_messages", params, columns=MESSAGE_COLUMNS)
+        session = build_session(info, (message_from_row(r, keep_content=keep) for r in rows))
     load_extras(db, conn, session, needs, schema)
     return session
 
@@ -266,6 +285,7 @@ def review(
 
 
 def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Card:
+    Activity.session = session.id
     findings = []
     errors = list(ruleset.problems)
     ctx = RuleContext(query=query, schema=schema, grace=ruleset.grace)
@@ -273,7 +293,8 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
     for active in ruleset.active:
         try:
             found = list(active.rule.check(session, ctx) or ())
-        except (Exception, SystemExit) as error:  # one broken rule must not hide the others' findings
+        except BaseException as error:  # one broken rule must not hide the others' findings
+            reraise_interrupt(error)
             errors.append(RuleError(active.rule.name, type(error).__name__, _error_message(error)))
             found = []
         finally:
@@ -281,8 +302,10 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
                 errors.append(RuleError(active.rule.name, "SessionChanged",
                                         "check() replaced or resized the session's messages or info; undone"))
         if found:  # most rules find nothing in most sessions
-            findings.extend(_valid(active.rule.name, found, errors))
+            findings.extend(_valid(active.rule.name, found, errors, ruleset.bounds))
     findings.sort(key=lambda f: (-f.severity, f.code))
+    if findings:
+        findings = _bound_card(findings, errors, ruleset.bounds)
     outcome, why = explain_outcome(session, findings, ruleset.grace)
     card = Card(
         session=session,
@@ -293,24 +316,69 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
         findings=findings,
         errors=errors,
         skipped=list(ruleset.skipped),
-        notes=[f"message {m.id}: content {UNREADABLE_NOTE}" for m in session.messages if m.shape == "unreadable"],
+        notes=_elision_notes(session) + bounded_notes([f"message {m.id}: content {UNREADABLE_NOTE}"
+                                                       for m in session.messages if m.shape == "unreadable"],
+                                                      ruleset.bounds),
     )
     if manager is not None:
         call_card_hook(manager, card, session)
     return card
 
 
-def _valid(rule: str, found: list, errors: list[RuleError]) -> list[Finding]:
-    """The findings of `found` that can be rendered; what else a rule yielded becomes an error."""
+def _valid(rule: str, found: list, errors: list[RuleError], bounds: Bounds = DEFAULT_BOUNDS) -> list[Finding]:
+    """The findings of `found` that can be rendered, held to the card's bounds; what else a rule
+    yielded becomes an error on the card naming the rule."""
     strays = [item for item in found if not isinstance(item, Finding)]
     if strays:
-        errors.append(RuleError(rule, "TypeError", f"check() yielded {type(strays[0]).__name__} {strays[0]!r:.80}, not a Finding"))
+        errors.append(RuleError(rule, "TypeError", f"check() yielded {_safe_repr(strays[0])}, not a Finding"))
     found = [item for item in found if isinstance(item, Finding)]
-    problems = [_malformed(item) for item in found]
+    problems = [_malformed(item) or _bad_data(item, bounds) for item in found]
     if any(problems):
         first = next(problem for problem in problems if problem)
         errors.append(RuleError(rule, "TypeError", f"check() yielded a Finding whose {first}"))
-    return [item for item, problem in zip(found, problems) if not problem]
+    kept = [item for item, problem in zip(found, problems) if not problem]
+    if len(kept) > bounds.findings_per_rule:
+        errors.append(RuleError(rule, "TooManyFindings", f"check() yielded {len(kept):,} findings; the first "
+                                f"{bounds.findings_per_rule} are kept (bounds.findings-per-rule)"))
+        kept = kept[:bounds.findings_per_rule]
+    for finding in kept:
+        bound_finding(finding, bounds)
+    return kept
+
+
+def _elision_notes(session: Session) -> list[str]:
+    elision = session.elision
+    if elision is None:
+        return []
+    kept = len(session.messages)
+    return [f"{elision.messages:,} messages: the rules read the first {elision.at:,} and the last "
+            f"{kept - elision.at:,}; the {elision.left_out:,} between were counted, not read "
+            f"(the counts above cover them all)"]
+
+
+def _bound_card(findings: list[Finding], errors: list[RuleError], bounds: Bounds) -> list[Finding]:
+    """The card's findings (worst first) within the per-card bounds."""
+    if len(findings) > bounds.findings_per_card:
+        errors.append(RuleError("engine", "TooManyFindings", f"{len(findings):,} findings; the worst "
+                                f"{bounds.findings_per_card} are kept (bounds.findings-per-card)"))
+        findings = findings[:bounds.findings_per_card]
+    bound_card_evidence(findings, bounds)
+    return findings
+
+
+def _bad_data(finding: Finding, bounds: Bounds) -> str | None:
+    problem = data_problem(finding.data, bounds) if finding.data else None
+    return f"data {problem}" if problem else None
+
+
+def _safe_repr(item: object) -> str:
+    """`type value` for an error line, whatever the item's repr does (raise, run long)."""
+    try:
+        shown = f"{item!r:.80}"
+    except BaseException as error:
+        reraise_interrupt(error)
+        shown = "(no repr)"
+    return f"{type(item).__name__} {shown}"
 
 
 def _restored(session: Session, given: tuple) -> bool:
@@ -350,7 +418,8 @@ def call_card_hook(manager, card: Card, session: Session) -> None:
     """
     try:
         manager.hook.nomos_forensics_card(card=card, session=session)
-    except (Exception, SystemExit) as error:
+    except BaseException as error:
+        reraise_interrupt(error)
         card.errors.append(RuleError(_raising_plugin(manager, error), type(error).__name__, _error_message(error)))
     _drop_what_the_hook_broke(card)
 

@@ -12,6 +12,7 @@ class ExitCode(enum.IntEnum):
     FINDINGS = 1  # a finding at or above --fail-on, or a rule raised an error
     ENVIRONMENT = 2  # usage, connection, unknown session, schema mismatch, lost connection
     SHARDS = 3  # merge: shard files missing, duplicated, from different scans, or corrupt
+    CRASH = 70  # an unexpected error (a bug): one line, the traceback under --debug (sysexits' EX_SOFTWARE)
     INTERRUPTED = 130  # Ctrl-C
 
 
@@ -64,3 +65,32 @@ class ConfigError(ForensicsError):
 
 class ConnectionLost(ForensicsError):
     kind = "connection-lost"
+
+
+class InternalError(ForensicsError):
+    """An unexpected error reported by a scan worker process: a crash, exit code CRASH."""
+
+    exit_code = ExitCode.CRASH
+    kind = "internal"
+
+    def __init__(self, message: str, *, traceback: str = "") -> None:
+        super().__init__(message)
+        self.traceback = traceback
+
+
+def reraise_interrupt(error: BaseException) -> None:
+    """For handlers that contain whatever a plugin raises (Exception, SystemExit, GeneratorExit,
+    a BaseException of its own): Ctrl-C is never a plugin's error, so it goes on up."""
+    if isinstance(error, KeyboardInterrupt):
+        raise error
+
+
+class Activity:
+    """What the command was doing, for the one line an unexpected error gets: the session being
+    reviewed or written (a process-wide slot: one command runs per process)."""
+
+    session: str | None = None
+
+    @classmethod
+    def describe(cls) -> str:
+        return f" (session {cls.session})" if cls.session else ""

@@ -9,49 +9,17 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from .decode import decode_content, json_loads, lenient_json_loads
 from .ending import Ending, ending_of
 
 ROLES = ("user", "assistant", "tool", "system")
-_MAX_DECODE_DEPTH = 3
-
-
-class UnreadableJSON:
-    """A JSON value the driver could not load (nested deeper than Python's parser goes): empty
-    and falsy, so the message reads as empty, and the card says so in a note."""
-
-    __slots__ = ("reason",)
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __len__(self) -> int:
-        return 0
-
-    def __iter__(self):
-        return iter(())
-
-    def __repr__(self) -> str:
-        return f"UnreadableJSON({self.reason!r})"
-
-
-def lenient_json_loads(data: str | bytes) -> Any:
-    """json.loads for the driver: a value too deeply nested becomes an UnreadableJSON."""
-    try:
-        # psycopg hands over bytes; decoding them here skips json's per-call encoding sniffing
-        # (the server sends UTF-8; 'surrogatepass' is what json.loads itself would use)
-        return json.loads(data.decode("utf-8", "surrogatepass") if type(data) is bytes else data)
-    except RecursionError:
-        return UnreadableJSON("nested too deeply to read")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,14 +95,81 @@ class SessionInfo:
 
 
 @dataclass
+class Elision:
+    """A session too long to hold whole (over HELD_MESSAGES): the rules see its first and last
+    HELD_MESSAGES // 2 messages; the ones between were counted (every total here covers the
+    whole session) and dropped. Turns are numbered in the order the messages were read."""
+
+    left_out: int  # messages between the two held windows
+    at: int  # where they were: the index in Session.messages of the first message after them
+    messages: int = 0
+    roles: Counter = field(default_factory=Counter)
+    tool_calls: int = 0
+    tool_counts: Counter = field(default_factory=Counter)
+    turns: int = 0  # user messages
+    turns_with_tool_calls: int = 0
+    _last_call_turn: int = -1
+
+    def count(self, message: "Message") -> None:
+        """Count one message (in read order) and give it its turn number."""
+        self.messages += 1
+        self.roles[message.role] += 1
+        if message.role == "user":
+            self.turns += 1
+        message.turn = self.turns
+        if message.tool_calls:
+            self.tool_calls += len(message.tool_calls)
+            self.tool_counts.update(call.display_name for call in message.tool_calls)
+            if self.turns and self.turns != self._last_call_turn:  # turn 0 is no turn
+                self.turns_with_tool_calls += 1
+                self._last_call_turn = self.turns
+
+
+HELD_MESSAGES = 100_000  # beyond this many messages a session is held as two windows (Elision)
+
+
+def build_session(info: SessionInfo, messages: Iterable[Message], *, ordered: bool = True,
+                  held: int | None = None) -> "Session":
+    """A Session from its messages as they are read: all of them in (created_at, id) order
+    (`ordered`: they come so; else they are sorted), or, past `held`, the first and last
+    `held // 2` in read order with the rest counted (Elision): memory stays bounded whatever
+    the session's length."""
+    held = HELD_MESSAGES if held is None else held
+    window: list[Message] = []
+    source = iter(messages)
+    for message in source:
+        window.append(message)
+        if len(window) > held:
+            break
+    else:
+        return Session(info, window if ordered else sort_messages(window))
+    head_size = held // 2
+    elision = Elision(left_out=0, at=head_size)
+    for message in window:
+        elision.count(message)
+    tail: deque[Message] = deque(window[head_size:], maxlen=held - head_size)
+    head = window[:head_size]
+    del window
+    for message in source:
+        elision.count(message)
+        tail.append(message)
+    elision.left_out = elision.messages - len(head) - len(tail)
+    return Session(info, [*head, *tail], elision=elision)
+
+
+@dataclass
 class Session:
-    """A session row, its messages in (created_at, id) order, and lazily loaded lifecycle data."""
+    """A session row, its messages in (created_at, id) order, and lazily loaded lifecycle data.
+    A session too long to hold keeps two windows of its messages (`elision`, build_session)."""
 
     info: SessionInfo
     messages: list[Message]
     extras: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
+    elision: Elision | None = None
 
     def __post_init__(self) -> None:
+        if self.elision is not None:  # numbered as they were read
+            return
         turn = 0
         for message in self.messages:
             if message.role == "user":
@@ -165,6 +200,9 @@ class Session:
 
     @cached_property
     def tool_counts(self) -> Counter[str]:
+        """Calls per tool name, over the whole session (an elided one's too)."""
+        if self.elision is not None:
+            return self.elision.tool_counts
         return Counter(call.display_name for call in self.tool_calls)
 
     def called(self, *names: str) -> bool:
@@ -197,6 +235,8 @@ class Session:
 
     @property
     def turns_with_tool_calls(self) -> int:
+        if self.elision is not None:
+            return self.elision.turns_with_tool_calls
         return len({m.turn for m in self.messages if m.tool_calls and m.turn})  # turn 0 is no turn
 
 
@@ -233,47 +273,19 @@ def _as_bool(value: Any) -> bool:
     return False
 
 
+NAME_CHARS = 200  # a tool name longer than this is cut (names are counted and shown on every card)
+
+
 def _as_name(value: Any) -> str | None:
     if isinstance(value, str) and value.strip():
-        return value.strip()
+        return value.strip()[:NAME_CHARS]
     return None
-
-
-def decode_content(raw: Any) -> tuple[Any, str]:
-    """Undo double encoding. Returns (value, shape)."""
-    if isinstance(raw, UnreadableJSON):
-        return raw, "unreadable"
-    value, shape = raw, None
-    for _ in range(_MAX_DECODE_DEPTH):
-        if not isinstance(value, str):
-            break
-        stripped = value.strip()
-        if not stripped or stripped[0] not in '{["':
-            break
-        try:
-            decoded = json.loads(stripped)
-        except (ValueError, RecursionError):
-            break
-        if isinstance(decoded, str) and decoded == value:
-            break
-        value, shape = decoded, "double-encoded"
-    if shape:
-        return value, shape
-    if isinstance(value, dict):
-        return value, "object"
-    if isinstance(value, str):
-        return value, "string"
-    if isinstance(value, list):
-        return value, "array"
-    if value is None:
-        return value, "null"
-    return value, "scalar"
 
 
 def _decode_arguments(arguments: Any) -> Any:
     if isinstance(arguments, str):
         try:
-            return json.loads(arguments)
+            return json_loads(arguments)
         except (ValueError, RecursionError):
             return arguments
     return arguments
@@ -399,7 +411,7 @@ def _slim_calls(raw_names: Any, count: int) -> tuple[ToolCall, ...]:
     except TypeError:  # a name that is a JSON object or array: built every time
         key, calls = None, None
     if calls is None:
-        names = [n.strip() for n in (raw_names or ()) if isinstance(n, str) and n.strip()]
+        names = [n.strip()[:NAME_CHARS] for n in (raw_names or ()) if isinstance(n, str) and n.strip()]
         calls = tuple(ToolCall(name=n) for n in names) + (_UNNAMED,) * max(0, count - len(names))
         if key is not None:
             if len(_CALLS_CACHE) >= _CALLS_CACHE_MAX:
@@ -444,7 +456,7 @@ def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Messa
         results = ()
     return Message(
         int(id_), role, created_at, text, calls, results,
-        tool_name.strip() or None if tool_name else None,
+        tool_name.strip()[:NAME_CHARS] or None if tool_name else None,
         is_error is not None and is_error.strip().lower() in _TRUE_TEXT,
         error or None, finish_reason, disk_bytes, logical_bytes, "object", None, reasoning=reasoning,
     )
@@ -464,5 +476,7 @@ def excerpt(text: str | None, limit: int = 200) -> str:
     """A one-line excerpt of at most `limit` characters."""
     if not text:
         return ""
-    flat = " ".join(text.split())
+    flat = " ".join(text[: limit * 8].split())  # a megabyte message: only its head can be shown
+    if len(flat) < limit and len(text) > limit * 8:  # mostly whitespace up there
+        flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -10,6 +10,7 @@ includes one calling sys.exit() (SystemExit), but never Ctrl-C (KeyboardInterrup
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -24,6 +25,7 @@ from types import ModuleType
 import pluggy
 
 from . import hookspecs
+from .errors import reraise_interrupt
 from .rule import RULE_NAME, Rule, Severity
 
 ENTRY_POINT_GROUP = "nomos_forensics"
@@ -55,12 +57,39 @@ class RuleSpec:
     def code(self) -> str:
         return self.cls.code
 
+    @property
+    def version(self) -> str:
+        """What identifies this rule's code: the distribution's version (built-ins: ours), a
+        module's `__version__`, else the SHA-256 of its file. Shards record it: shards whose
+        plugins differ do not make one scan."""
+        return _version(self.cls, self.source)
+
 
 @dataclass
 class Registry:
     manager: pluggy.PluginManager
     rules: list[RuleSpec] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
+
+
+@functools.cache
+def _version(cls: type, source: str) -> str:
+    if source == BUILTIN:
+        return f"{OWN_DISTRIBUTION} {importlib.metadata.version(OWN_DISTRIBUTION)}"
+    if source.startswith("dist:"):
+        try:
+            return f"{source[5:]} {importlib.metadata.version(source[5:])}"
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    module = sys.modules.get(cls.__module__)
+    declared = getattr(module, "__version__", None)
+    if isinstance(declared, str) and not source.startswith("file:"):
+        return declared
+    try:
+        with open(getattr(module, "__file__", None) or "", "rb") as handle:
+            return "sha256:" + hashlib.sha256(handle.read()).hexdigest()[:16]
+    except (OSError, TypeError):
+        return "unknown"
 
 
 def _describe_error(error: BaseException) -> str:
@@ -133,13 +162,15 @@ def _load(cli_plugins: Sequence[str]) -> Registry:
             continue
         try:
             sources.append((ep.load(), BUILTIN if builtin else f"dist:{dist or ep.name}"))
-        except (Exception, SystemExit) as error:  # a broken plugin must not stop the others
+        except BaseException as error:  # a broken plugin must not stop the others
+            reraise_interrupt(error)
             registry.problems.append(LoadProblem(ep.name, f"failed to load: {_describe_error(error)}"))
 
     for ref in local_plugin_refs(cli_plugins):
         try:
             sources.append(_load_local(ref))
-        except (Exception, SystemExit) as error:
+        except BaseException as error:
+            reraise_interrupt(error)
             registry.problems.append(LoadProblem(ref, f"failed to load: {_describe_error(error)}"))
 
     source_of: dict[str, str] = {}
@@ -148,7 +179,8 @@ def _load(cli_plugins: Sequence[str]) -> Registry:
             continue
         try:
             source_of[manager.register(module) or ""] = source
-        except (Exception, SystemExit) as error:
+        except BaseException as error:
+            reraise_interrupt(error)
             registry.problems.append(LoadProblem(source, f"failed to register: {_describe_error(error)}"))
 
     # built-ins first: a plugin rule that reuses a built-in's code or name is the one refused
@@ -159,7 +191,8 @@ def _load(cli_plugins: Sequence[str]) -> Registry:
             # through pluggy, one plugin at a time: argument pruning, tryfirst/trylast and
             # wrappers behave as pluggy documents, and one broken plugin cannot hide the rest
             results = isolated_hook(manager, "nomos_forensics_rules", plugin)()
-        except (Exception, SystemExit) as error:
+        except BaseException as error:
+            reraise_interrupt(error)
             registry.problems.append(LoadProblem(source, f"nomos_forensics_rules raised {_describe_error(error)}"))
             continue
         for provided in results or []:
@@ -168,6 +201,10 @@ def _load(cli_plugins: Sequence[str]) -> Registry:
             except TypeError:
                 registry.problems.append(LoadProblem(
                     source, f"nomos_forensics_rules returned {type(provided).__name__} {provided!r:.40}, not a list of rule classes"))
+                continue
+            except BaseException as error:  # a generator that raises as it is read
+                reraise_interrupt(error)
+                registry.problems.append(LoadProblem(source, f"nomos_forensics_rules raised {_describe_error(error)}"))
                 continue
             for cls in provided:
                 problem = _validate_rule(cls, registry)

@@ -30,8 +30,11 @@ _NEUTRAL = {c: chr(0x2400 + c) for c in range(0x20)}  # control pictures: ␛ �
 _NEUTRAL.update({0x09: "\t", 0x0A: "\n", 0x7F: "\u2421"})
 _NEUTRAL.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
 _NEUTRAL.update({c: f"<U+{c:04X}>" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# a lone surrogate cannot be encoded at all: U+FFFD (the read boundary replaces those it reads;
+# this catches what a plugin made up)
+_NEUTRAL.update({c: "\ufffd" for c in range(0xD800, 0xE000)})
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def neutralise(text: str) -> str:
@@ -43,7 +46,12 @@ def _json_safe(text: str) -> str:
     # json.dumps escapes C0 itself; DEL, C1 and bidi overrides it leaves raw (valid JSON either way)
     if text.isascii() and "\x7f" not in text:  # an ASCII line (O(1) to tell) can only hold DEL of them
         return text
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON_UNSAFE.search(text) else text
+    return _JSON_UNSAFE.sub(_json_escape, text) if _JSON_UNSAFE.search(text) else text
+
+
+def _json_escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return "\ufffd" if 0xD800 <= code < 0xE000 else f"\\u{code:04x}"
 
 
 def _short(session_id: str) -> str:
@@ -98,8 +106,9 @@ def card_text(card: Card) -> str:
             lines.append(f"  [{f.severity.label}] {f.code} {f.rule}: {f.message}")
             for e in f.evidence[:5]:
                 lines.append(f"      {_evidence_line(e)}")
-            if len(f.evidence) > 5:
-                lines.append(f"      … and {len(f.evidence) - 5} more")
+            more = len(f.evidence) - len(f.evidence[:5]) + f.evidence_omitted
+            if more:
+                lines.append(f"      … and {more} more")
     for skipped in card.skipped:
         lines.append(f"Skipped: {skipped['rule']} ({skipped['reason']})")
     for note in card.notes:
@@ -120,6 +129,8 @@ def card_markdown(card: Card) -> str:
         lines += ["", "| severity | rule | finding | evidence |", "|---|---|---|---|"]
         for f in card.findings:
             ev = "<br>".join(_md_escape(_evidence_line(e)) for e in f.evidence[:5])
+            more = len(f.evidence) - len(f.evidence[:5]) + f.evidence_omitted
+            ev += f"<br>… and {more} more" if more else ""
             lines.append(f"| {f.severity.label} | `{f.code}` {f.rule} | {_md_escape(f.message)} | {ev} |")
     for skipped in card.skipped:
         lines.append(f"\n_Skipped {skipped['rule']}: {_md_escape(skipped['reason'])}_")

@@ -77,9 +77,10 @@ class Finding:
     # read from the platform's records (audit log, plans, executions), which say how the session
     # ended: the card's Outcome weighs these; it reads the conversation itself, never text findings
     from_records: bool = False
+    evidence_omitted: int = 0  # evidence items left out by the card's bounds (bounds.py)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        shown = {
             "rule": self.rule,
             "code": self.code,
             "severity": self.severity.label,
@@ -89,6 +90,9 @@ class Finding:
             "evidence": [e.to_json() for e in self.evidence],
             "data": self.data,
         }
+        if self.evidence_omitted:
+            shown["evidence_omitted"] = self.evidence_omitted
+        return shown
 
 
 _KINDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list of strings"}

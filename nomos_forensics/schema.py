@@ -110,6 +110,9 @@ class SchemaReport:
     missing_columns: list[tuple[str, str]] = field(default_factory=list)
     type_mismatches: list[tuple[str, str, str, str]] = field(default_factory=list)  # t, c, want, got
     tolerated: list[tuple[str, str, str, str]] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # columns the role may not SELECT
+    # tables whose rows row-level security filters for this role -> the policies that apply to it
+    row_security: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_columns(cls, columns: dict[str, dict[str, str]], migration: int | None) -> "SchemaReport":
@@ -153,6 +156,11 @@ class SchemaReport:
             absent = sorted(c for c in needed if c not in live)
             if absent:
                 reasons.append(f"{table}.{', '.join(absent)} missing")
+            denied = sorted(c for t, c in self.unreadable if t == table and c in needed)
+            if denied and len(denied) == len([c for c in needed if c in live]):
+                reasons.append(f"no SELECT privilege on {table}")
+            elif denied:
+                reasons.append(f"no SELECT privilege on {table}.{', '.join(denied)}")
             for column in sorted(needed):
                 bad = [m for m in self.type_mismatches if m[0] == table and m[1] == column]
                 reasons.extend(f"{t}.{c} is {got}, expected {want}" for t, c, want, got in bad)
@@ -175,10 +183,16 @@ def reflect(conn: sa.Connection, database) -> SchemaReport:
         conn, "reflect_columns", {"tables": list(CONTRACT)}, purpose="reading the schema"
     )
     columns: dict[str, dict[str, str]] = {}
+    unreadable, row_security = [], {}
     for row in rows:
         columns.setdefault(row.table_name, {})[row.column_name] = row.data_type
+        if not row.readable:
+            unreadable.append((row.table_name, row.column_name))
+        if row.row_security:
+            row_security[row.table_name] = int(row.policies)
     report = SchemaReport.from_columns(columns, None)
-    if report.typed("schema_migrations", "version"):  # a text version would compare as text
+    report.unreadable, report.row_security = unreadable, row_security
+    if report.typed("schema_migrations", "version") and not report.unmet({"schema_migrations": ("version",)}):
         migration_rows = database.query(conn, "migration_version", purpose="reading schema_migrations")
         report.migration = migration_rows[0].version if migration_rows else None
     return report

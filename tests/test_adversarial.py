@@ -461,10 +461,11 @@ def test_a_rule_that_never_returns_is_stopped_by_ctrl_c(sample_dsn, tmp_path, ar
     assert "Traceback" not in err
 
 
-def test_a_worker_killed_by_its_plugin_ends_the_scan_with_exit_2(capsys, sample_dsn, tmp_path):
+def test_a_worker_killed_by_its_plugin_ends_the_scan_as_a_crash(capsys, sample_dsn, tmp_path):
+    """A dead worker is a crash (exit 70, issue 36), not an environment error."""
     path = _plugin(tmp_path, "exits", "import os\nif session.id.startswith('c0a1'):\n    os._exit(3)\nreturn []")
     r = invoke(capsys, "scan", "-j", "2", "--dsn", sample_dsn, "-p", path, "--format", "jsonl")
-    assert r.code == 2 and "a scan worker exited unexpectedly" in r.err, r.err
+    assert r.code == 70 and "internal error: a scan worker exited unexpectedly (exit status 3)" in r.err, r.err
     for line in r.out.splitlines():
         json.loads(line)
 

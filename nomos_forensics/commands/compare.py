@@ -184,10 +184,10 @@ def _from_shards(paths: list[str], at, before_w, after_w, since, until):
     merged = read_shards(paths)
     periods, split = _periods(at, before_w, after_w, since, until)
     rules = merged.shards[0].trailer["scan"]["rules"]
-    series = Series(periods, rules=[name for _code, name, _options in rules])
+    series = Series(periods, rules=[rule[1] for rule in rules])
     for line in merged.lines():
         series.add_facts(SessionFacts.of_json(json.loads(line)))
-    return series, split, ExitCode.OK, [(name, code) for code, name, _options in rules]
+    return series, split, ExitCode.OK, [(rule[1], rule[0]) for rule in rules]
 
 
 def _counted(cards, series: Series):

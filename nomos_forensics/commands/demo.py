@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..clikit import echo, invoke
-from ..devdb import apply_migrations, create_database, embedded_server, load_sample
+from ..devdb import DEMO_DB_PREFIX, apply_migrations, create_database, embedded_server, load_sample
 
 # the sample session the demo reviews: a failing one (see sql/sample/README.md)
 DEMO_SESSION = "c0a1e5a1"
@@ -18,7 +18,7 @@ def demo(keep: bool) -> int:
     server: dict = {}
     group = click.get_current_context().find_root().command  # the demo runs its sibling commands
     with embedded_server(keep=keep, info=server) as admin:
-        dsn = create_database(admin, prefix="nomos_forensics_demo")
+        dsn = create_database(admin, prefix=DEMO_DB_PREFIX)
         apply_migrations(dsn)
         load_sample(dsn)
         echo(click.style("$ nomos-forensics sessions --limit 12", bold=True))

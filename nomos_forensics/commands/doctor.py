@@ -11,6 +11,7 @@ from ..engine import build_ruleset
 from ..errors import ExitCode
 from ..render import Format, to_json
 from ..schema import CONTRACT, CONTRACT_MIGRATION, SchemaReport
+from .review import row_security_text
 
 
 def feature_report(schema: SchemaReport) -> list[dict[str, str]]:
@@ -55,6 +56,11 @@ def doctor(app: App, fmt: Format) -> int:
         "type_mismatches": [f"{t}.{c}: {got}, expected {want}" for t, c, want, got in schema.type_mismatches],
         "tolerated": [f"{t}.{c}: {got} (expected {want}; cast on read)" for t, c, want, got in schema.tolerated],
         "unavailable": skipped,
+        "unreadable": [f"{t}.{c}" for t, c in schema.unreadable],
+        "row_security": dict(sorted(schema.row_security.items())),
+        "bypass_rls": bool(privileges.bypassrls),
+        "encoding": _encoding(info.server_encoding),
+        "timeout_warnings": _timeout_warnings(db.settings),
         "compatible": schema.compatible,
         "problems": schema.core_problems,
     }
@@ -88,10 +94,20 @@ def _text(r: dict) -> str:
         lines.append(f"type mismatch:     {mismatch}")
     for tolerated in r["tolerated"]:
         lines.append(f"tolerated:         {tolerated}")
+    lines.append(f"encoding:          {r['encoding']}")
+    for warning in r["timeout_warnings"]:
+        lines.append(f"timeout:           {warning}")
+    lines.append(f"privileges:        {'no SELECT on ' + _unreadable_text(r) if r['unreadable'] else 'SELECT on every Nomos table'}")
+    if r["row_security"]:
+        lines.append(f"row security:      filters {row_security_text(r['row_security'])} for this role: "
+                     "the rows it hides are not read (a role with BYPASSRLS reads them all)")
+    else:
+        lines.append(f"row security:      {'bypassed (BYPASSRLS)' if r['bypass_rls'] else 'no table filters this role'}")
     for skipped in r["unavailable"]:
         lines.append(f"unavailable:       {skipped['rule']} ({skipped['reason']})")
     if r["compatible"]:
-        lines.append(f"schema:            {yes if not r['unavailable'] and not r['missing_tables'] else 'usable, with gaps above'}")
+        gaps = r["unavailable"] or r["missing_tables"] or r["unreadable"] or r["row_security"]
+        lines.append(f"schema:            {'usable, with gaps above' if gaps else yes}")
     else:
         lines.append("schema:            INCOMPATIBLE: " + "; ".join(r["problems"]))
     return "\n".join(lines)
@@ -108,3 +124,34 @@ def _no_write(can_write: dict) -> str:
     if can_write["standby"]:
         return "no (a standby accepts no writes)"
     return "no (SELECT only on the Nomos tables)"
+
+
+# A statement timeout under this is read as a mistake (milliseconds given as seconds?): the
+# scan's queries each take longer than that on any real database
+TIMEOUT_FLOOR_S = 1.0
+
+
+def _timeout_warnings(settings) -> list[str]:
+    warnings = []
+    for name, value in (("statement", settings.statement_timeout_s), ("lock", settings.lock_timeout_s)):
+        if value < TIMEOUT_FLOOR_S:
+            warnings.append(f"{name} timeout {value:g}s is under {TIMEOUT_FLOOR_S:g}s: most queries will time out")
+    return warnings
+
+
+def _encoding(server_encoding: str) -> str:
+    if server_encoding == "UTF8":
+        return "UTF8"
+    if server_encoding == "SQL_ASCII":
+        return "SQL_ASCII (bytes read as UTF-8; what is not UTF-8 shows as U+FFFD)"
+    return f"{server_encoding} (converted to UTF-8 by the server)"
+
+
+def _unreadable_text(r: dict) -> str:
+    """`audit_log, messages.content`: a table when no column of it can be read."""
+    by_table: dict[str, list[str]] = {}
+    for column in r["unreadable"]:
+        table, name = column.split(".", 1)
+        by_table.setdefault(table, []).append(name)
+    return ", ".join(table if len(names) == len(CONTRACT.get(table, names)) else ", ".join(f"{table}.{n}" for n in names)
+                     for table, names in by_table.items())

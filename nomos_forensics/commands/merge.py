@@ -40,7 +40,7 @@ def merge(shards: tuple[str, ...], by, fmt: Format) -> int:
 def _series(merged, by: tuple[str, ...], fmt: Format, out) -> int:
     """What `scan --by BY` prints over the same sessions: the series of the shards' cards (one
     scan of many machines, then trends by day, week, month or model without scanning again)."""
-    rules = [name for _code, name, _options in merged.shards[0].trailer["scan"]["rules"]]
+    rules = [rule[1] for rule in merged.shards[0].trailer["scan"]["rules"]]
     series = Series(TimeBuckets(by), rules=rules)
     for line in merged.lines():
         series.add_facts(SessionFacts.of_json(json.loads(line)))

@@ -10,8 +10,10 @@ import sys
 import tempfile
 
 import click
+import psycopg.conninfo
 
 from ..clikit import MAX_COUNT, App, connection_options, pass_app, rule_options, since_option, warn
+from ..devdb import DEMO_DB_PREFIX
 from ..engine import load_session, review
 from ..errors import ConfigError, ExitCode, SessionNotFound
 from ..render import Format, card_json
@@ -67,7 +69,7 @@ def report(app: App, since, until, status, model, jobs, transcripts: int, listed
         summary, html, code = _from_database(app, since, until, status, model, jobs, factory, selection)
         if code == ExitCode.INTERRUPTED:
             return int(code)
-    _write(output, html)
+    _write(output, html, private=not _is_demo(app))
     if output != "-":
         click.echo(f"nomos-forensics: wrote {output} ({len(html.encode('utf-8')) / 1e6:.1f} MB, "
                    f"{summary.sessions} sessions, {min(transcripts, len(summary.transcript_map()))} transcripts)",
@@ -154,13 +156,24 @@ def _same_rules(mine: dict, theirs: dict) -> None:
     mine = json.loads(json.dumps(mine, default=str))  # as the trailer wrote them
     differ = [key for key in ("rules", "skipped", "grace_minutes") if mine[key] != theirs.get(key)]
     if differ:
-        ran = ", ".join(code for code, _name, _options in theirs.get("rules", []))
+        ran = ", ".join(rule[0] for rule in theirs.get("rules", []))
         raise ShardError(f"the shards ran other rules or options ({', '.join(differ)} differ; they ran {ran}): "
                          "give the scan's --select, --ignore, --plugin and --config")
 
 
-def _write(output: str, html: str) -> None:
-    """Write the file whole or not at all (a temporary file renamed into place). A FIFO or a
+def _is_demo(app: App) -> bool:
+    """The demo's own databases (`nomos-forensics demo --keep`) hold only the sample sessions."""
+    try:
+        dbname = psycopg.conninfo.conninfo_to_dict(app.db.settings.conninfo).get("dbname") or ""
+    except psycopg.Error:
+        return False
+    return str(dbname).startswith(DEMO_DB_PREFIX)
+
+
+def _write(output: str, html: str, *, private: bool = True) -> None:
+    """Write the file whole or not at all (a temporary file renamed into place; nothing is left
+    behind whatever stops it). An existing file keeps its mode; a new one is readable by its
+    owner only (`private`: it carries transcripts), else as open() would make it. A FIFO or a
     device (/dev/null) is written into, since renaming over it would replace it; a symlink's
     target is replaced, not the link."""
     if output == "-":
@@ -174,14 +187,22 @@ def _write(output: str, html: str) -> None:
                 handle.write(html)
             return
         target = os.path.realpath(output)
+        if os.path.exists(target):
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        elif private:
+            mode = 0o600
+        else:
+            mask = os.umask(0)
+            os.umask(mask)
+            mode = 0o666 & ~mask
         fd, tmp = tempfile.mkstemp(prefix=".nomos-forensics-", suffix=".html", dir=os.path.dirname(target))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(html)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # as open() would have made it, not mkstemp's 0600
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
+        tmp = None
     except OSError as error:
+        raise ConfigError(f"cannot write {output}: {error.strerror or error}") from None
+    finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        raise ConfigError(f"cannot write {output}: {error.strerror or error}") from None

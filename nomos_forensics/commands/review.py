@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..clikit import App, connection_options, echo, format_option, pass_app, rule_options
+from ..clikit import App, connection_options, echo, format_option, pass_app, rule_options, warn
 from ..engine import fail_on_reached, load_session, resolve_session_id
 from ..engine import review as review_session
 from ..errors import ExitCode, SchemaMismatch
@@ -12,11 +12,21 @@ from ..render import Format, render_card
 
 
 def require_compatible(schema) -> None:
+    """Refuse a database the session commands cannot read; warn once when row-level security
+    hides rows from this role (what it hides is neither reviewed nor counted)."""
     if not schema.compatible:
         raise SchemaMismatch(
             "not a usable Nomos database: " + "; ".join(schema.core_problems),
             hint="run `nomos-forensics doctor`",
         )
+    if schema.row_security:
+        warn(f"row-level security filters {row_security_text(schema.row_security)} for this role: the rows it hides are "
+             "not read (connect as a role with BYPASSRLS, or see `nomos-forensics doctor`)")
+
+
+def row_security_text(tables: dict[str, int]) -> str:
+    """`messages (2 policies), sessions (1 policy)`: the tables row-level security filters."""
+    return ", ".join(f"{table} ({n} polic{'y' if n == 1 else 'ies'})" for table, n in sorted(tables.items()))
 
 
 @click.command()

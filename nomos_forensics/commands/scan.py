@@ -18,7 +18,7 @@ from ..clikit import (
     rule_options,
     since_option,
 )
-from ..errors import ConnectionLost, ExitCode
+from ..errors import ExitCode, ForensicsError
 from ..render import Format, card_json, table, to_json
 from ..scan import (
     MAX_JOBS,
@@ -349,14 +349,21 @@ def emit(lines, fmt: Format, out, total: int, interrupted: str = "") -> ExitCode
             done += 1
             failed_any = failed_any or failed
             progress.step()
-    except ConnectionLost as error:
-        progress.close()
-        raise ConnectionLost(f"{error.message}; {done} of {total} sessions were done") from None
     except KeyboardInterrupt:
         progress.close()
         writer.close()
         click.echo(f"nomos-forensics: interrupted after {done} of {total} sessions{interrupted}", err=True)
         return ExitCode.INTERRUPTED
+    except BaseException as error:
+        # what was written stays valid: whole JSONL lines, and a JSON document closed as incomplete
+        progress.close()
+        writer.close()
+        if fmt == Format.JSON:
+            out.write('\n], "summary": null, "incomplete": true}\n')
+            out.flush()
+        if isinstance(error, ForensicsError):
+            error.message = f"{error.message}; {done} of {total} sessions were done"
+        raise
     finally:
         writer.close()
     progress.close()

@@ -12,6 +12,9 @@ from .outputs import REVIEW_CUT, add_outputs
 from .page import report_html, script_json, session_html, wilson
 
 REVIEW_TEXT = 20_000  # characters of a message on one session's page (head and tail)
+# messages on one session's page: a longer session shows its first and last REVIEW_EDGE and the
+# messages around its findings' evidence, the rest as counted gaps
+REVIEW_MESSAGES, REVIEW_EDGE = 2000, 800
 
 
 def generated_at() -> str:
@@ -19,8 +22,9 @@ def generated_at() -> str:
 
 
 def session_page(db, conn, card) -> str:
-    """One session's page (`review SESSION --format html`): its card and whole transcript."""
-    messages = transcript_of(card, limit=None, keep=REVIEW_TEXT)
+    """One session's page (`review SESSION --format html`): its card and transcript (up to
+    REVIEW_MESSAGES messages)."""
+    messages = transcript_of(card, limit=REVIEW_MESSAGES, keep=REVIEW_TEXT, edge=REVIEW_EDGE)
     add_outputs(db, conn, {card.session.id: messages}, cut=REVIEW_CUT)
     return session_html(card.to_json(), messages, generated_at())
 

@@ -241,15 +241,18 @@ def clip(text: str | None, keep: int = TEXT_KEEP) -> tuple[str | None, int]:
     return text[:head] + "\n…\n" + text[-tail:], len(text) - head - tail
 
 
-def select_messages(card: Card, limit: int | None = MAX_MESSAGES) -> list[Message | int]:
+def select_messages(card: Card, limit: int | None = MAX_MESSAGES, edge: int = EDGE) -> list[Message | int]:
     """The messages a transcript shows, in order, with the number of messages left out (an int)
-    wherever some are: all of them up to `limit`; beyond, the first and last EDGE, then CONTEXT
-    around each message that carries a finding's evidence, in order, up to `limit` in all."""
+    wherever some are: all of them up to `limit`; beyond, the first and last `edge`, then CONTEXT
+    around each message that carries a finding's evidence, in order, up to `limit` in all. The
+    messages a long session's card never held (its elision) are a gap where they were."""
     messages = card.session.messages
-    if limit is None or len(messages) <= limit:
+    elision = card.session.elision
+    if (limit is None or len(messages) <= limit) and elision is None:
         return list(messages)
+    limit = len(messages) if limit is None else limit
     hits = {e.message_id for f in card.findings for e in f.evidence if e.message_id is not None}
-    wanted = set(range(EDGE)) | set(range(len(messages) - EDGE, len(messages)))
+    wanted = set(range(edge)) | set(range(len(messages) - edge, len(messages)))
     for index, message in enumerate(messages):
         if message.id in hits:
             window = set(range(max(0, index - CONTEXT), index + CONTEXT + 1)) - wanted
@@ -259,6 +262,8 @@ def select_messages(card: Card, limit: int | None = MAX_MESSAGES) -> list[Messag
     out: list[Message | int] = []
     gap = 0
     for index, message in enumerate(messages):
+        if elision is not None and index == elision.at:
+            gap += elision.left_out
         if index in wanted:
             if gap:
                 out.append(gap)
@@ -276,9 +281,10 @@ def entries(selection: list[Message | int], keep: int = TEXT_KEEP) -> list[dict[
     return [{"gap": item} if isinstance(item, int) else message_entry(item, keep) for item in selection]
 
 
-def transcript_of(card: Card, limit: int | None = MAX_MESSAGES, keep: int = TEXT_KEEP) -> list[dict[str, Any]]:
+def transcript_of(card: Card, limit: int | None = MAX_MESSAGES, keep: int = TEXT_KEEP,
+                  edge: int = EDGE) -> list[dict[str, Any]]:
     """The session's messages as the report shows them, from what the scan read (select_messages)."""
-    return entries(select_messages(card, limit), keep)
+    return entries(select_messages(card, limit, edge), keep)
 
 
 def message_entry(message: Message, keep: int = TEXT_KEEP) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from .. import plugins
 from ..card import Card
 from ..db import Database
 from ..engine import build_ruleset, fail_on_reached
-from ..errors import ConnectionLost, ForensicsError, QueryFailed, QueryTimeout
+from ..errors import Activity, ConnectionLost, ForensicsError, InternalError, QueryTimeout
 from ..render import card_json
 from ..schema import reflect
 from .stream import ScanFilters, settle_memory, stream_sessions
@@ -99,9 +100,11 @@ def _worker(job: ScanJob, channel, parent: int) -> None:
                 channel.put(("cards", batch))
         channel.put(("done", summary))
     except ForensicsError as error:
-        channel.put(("error", type(error).__name__, error.message))
-    except Exception as error:  # reported by the parent as one line
-        channel.put(("error", "QueryFailed", f"scan worker failed: {type(error).__name__}: {error}"))
+        channel.put(("error", type(error).__name__, str(error)))
+    except BaseException as error:  # a crash: the parent reports it as one line, exit 70
+        text = (str(error).strip().splitlines() or [""])[0]
+        what = f"{type(error).__name__}{': ' + text[:300] if text else ''}{Activity.describe()} in a scan worker"
+        channel.put(("crash", what, "".join(traceback.format_exception(error))))
     finally:
         db.dispose()
 
@@ -110,12 +113,21 @@ MAX_JOBS = 64
 AUTO_CAP = 8  # --jobs auto never starts more workers than this
 
 
-def pick_jobs(cores: int, max_connections: int, reserved: int, used: int, cap: int = AUTO_CAP) -> tuple[int, str]:
+def pick_jobs(cores: int, max_connections: int, reserved: int, used: int, cap: int = AUTO_CAP,
+              limits: dict[str, tuple[int | None, int]] | None = None) -> tuple[int, str]:
     """--jobs auto: one worker per core this process may run on, no more than a quarter of the
-    server's free connection slots (the application keeps the rest), at most `cap`; at least 1."""
+    server's free connection slots (the application keeps the rest), no more than the role's or
+    the database's connection limit leaves (`limits`: name -> (limit or None/-1, in use); the
+    parent's own connection counts), at most `cap`; at least 1."""
     free = max(0, max_connections - reserved - used)
     jobs = max(1, min(cores, free // 4, cap))
-    return jobs, f"{cores} core{'s' if cores != 1 else ''}, {free} free connection slots on the server, cap {cap}"
+    why = [f"{cores} core{'s' if cores != 1 else ''}", f"{free} free connection slots on the server"]
+    for name, (limit, in_use) in (limits or {}).items():
+        if limit is not None and limit >= 0:
+            left = max(0, limit - in_use)
+            jobs = max(1, min(jobs, left))
+            why.append(f"{left} more connection{'s' if left != 1 else ''} allowed for the {name} (limit {limit})")
+    return jobs, ", ".join([*why, f"cap {cap}"])
 
 
 def usable_cores() -> int:
@@ -128,7 +140,8 @@ def usable_cores() -> int:
 def auto_jobs(db: Database, conn) -> tuple[int, str]:
     """(workers, why) for --jobs auto, from this machine's cores and the server's load."""
     row = db.query(conn, "scan_server_load", {}, purpose="reading the server's load")[0]
-    return pick_jobs(usable_cores(), int(row.max_connections), int(row.reserved), int(row.used))
+    limits = {"role": (row.role_limit, int(row.role_used)), "database": (row.database_limit, int(row.database_used))}
+    return pick_jobs(usable_cores(), int(row.max_connections), int(row.reserved), int(row.used), limits=limits)
 
 
 WORKER_QUEUE = 256  # cards a worker may run ahead of the merge
@@ -182,6 +195,8 @@ def _merged(channels: list, workers: list, summary: Summary) -> Iterator[tuple[s
                     elif message[0] == "done":
                         summary.merge(message[1])
                         running.discard(index)
+                    elif message[0] == "crash":
+                        raise InternalError(message[1], traceback=message[2])
                     else:
                         raise _worker_error(message[1], message[2])
             waiting = [i for i in range(jobs) if pending[i]]
@@ -205,7 +220,7 @@ def _receive(channel, process) -> tuple:
             return channel.get(timeout=1.0)
         except queue.Empty:
             if not process.is_alive() and channel.empty():
-                raise QueryFailed("a scan worker exited unexpectedly") from None
+                raise InternalError(f"a scan worker exited unexpectedly (exit status {process.exitcode})") from None
 
 
 def _worker_error(name: str, text: str) -> Exception:

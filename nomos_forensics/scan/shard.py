@@ -31,7 +31,7 @@ except ImportError:  # Windows
 from .. import __version__
 from ..errors import ExitCode, ForensicsError
 from .stream import ScanFilters
-from .summary import Summary
+from .summary import Summary, count_card_json
 
 SHARD_KEY = "nomos_forensics_shard"
 SHARD_SCHEMA_VERSION = 1
@@ -72,7 +72,8 @@ def scan_settings(ruleset, config, filters: ScanFilters, fail_on) -> dict[str, A
         "version": __version__,
         "filters": {"since": when(filters.since), "until": when(filters.until), "status": filters.status,
                     "model": filters.model, "limit": filters.limit},
-        "rules": [[a.spec.code, a.spec.name, config.options_for(a.spec.name, a.spec.code)] for a in ruleset.active],
+        "rules": [[a.spec.code, a.spec.name, config.options_for(a.spec.name, a.spec.code), a.spec.version]
+                  for a in ruleset.active],
         "skipped": sorted(s["rule"] for s in ruleset.skipped),
         "grace_minutes": config.grace_minutes,
         "fail_on": fail_on.label if fail_on is not None else None,
@@ -148,8 +149,7 @@ def read_shards(paths: list[str]) -> MergedShards:
     if missing:
         listed = ", ".join(f"{i}/{first.count}" for i in missing[:10]) + (" …" if len(missing) > 10 else "")
         raise ShardError(f"missing shard{'s' if len(missing) > 1 else ''} {listed} ({len(shards)} of {first.count} given)")
-    for _ in _merged(shards):  # every line: its shard's hash and count, and one global order
-        pass
+    recounted = _recount(shards)  # every line: its shard's hash and count, one global order, its counts
     summary = Summary()
     for shard in shards:
         try:
@@ -158,6 +158,11 @@ def read_shards(paths: list[str]) -> MergedShards:
             raise ShardError(f"{shard.path}: unreadable summary in the shard trailer ({error})") from None
         if part.sessions != shard.trailer["sessions"]:
             raise ShardError(f"{shard.path}: the trailer's summary counts {part.sessions} sessions, the file {shard.trailer['sessions']}")
+        mine, theirs = recounted[shard.index].derived_state(), part.derived_state()
+        differ = [key for key in mine if mine[key] != theirs[key]]
+        if differ:
+            raise ShardError(f"{shard.path}: the trailer's counts do not match its card lines "
+                             f"({', '.join(differ)} differ; edited or corrupt)")
         summary.merge(part)
     if summary.sessions != first.trailer["total_sessions"]:
         raise ShardError(f"the shards hold {summary.sessions} sessions, the scan covered {first.trailer['total_sessions']}")
@@ -200,7 +205,7 @@ def _open(path: Path) -> _Shard:
         index, count = int(trailer["shard"]), int(trailer["shards"])
         if trailer["schema_version"] != SHARD_SCHEMA_VERSION:
             raise ShardError(f"{path}: shard schema_version {trailer['schema_version']!r}, this version reads {SHARD_SCHEMA_VERSION}")
-        if not 0 <= index < count or not all(key in trailer for key in _TRAILER_KEYS):
+        if not 0 <= index < count or not all(key in trailer for key in _TRAILER_KEYS) or not _rules_shape(trailer):
             raise ValueError(index)
     except ShardError:
         raise
@@ -208,6 +213,14 @@ def _open(path: Path) -> _Shard:
         raise ShardError(f"{path} is not a whole shard: no valid trailer line at its end "
                          "(interrupted, truncated, or not written by scan --shard)") from None
     return _Shard(path, index, count, trailer, cards_size)
+
+
+def _rules_shape(trailer: dict[str, Any]) -> bool:
+    """The scan settings' rules as scan_settings writes them: [code, name, options, version]."""
+    rules = trailer["scan"].get("rules") if isinstance(trailer["scan"], dict) else None
+    return isinstance(rules, list) and all(
+        isinstance(rule, list) and len(rule) == 4 and isinstance(rule[0], str) and isinstance(rule[1], str)
+        and isinstance(rule[2], dict) and isinstance(rule[3], str) for rule in rules)
 
 
 def _cards(shard: _Shard) -> Iterator[tuple[str, int, str]]:
@@ -249,6 +262,23 @@ def _session_id(line: str) -> str | None:
     except (ValueError, KeyError, TypeError, RecursionError):
         return None
     return session if isinstance(session, str) else None
+
+
+def _recount(shards: list[_Shard]) -> dict[int, Summary]:
+    """Read every card line once (hash, count and order checked as it goes) and count each
+    shard's cards as `scan` counted them: what its trailer says must be what its lines hold."""
+    counted = {shard.index: Summary() for shard in shards}
+    path = {shard.index: shard.path for shard in shards}
+    previous = ""
+    for session, index, line in heapq.merge(*(_cards(s) for s in shards)):
+        if session <= previous:
+            raise ShardError(f"session {session} is in more than one shard")
+        previous = session
+        try:
+            count_card_json(counted[index], json.loads(line))
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+            raise ShardError(f"{path[index]}: the card of session {session} is not a card scan writes") from None
+    return counted
 
 
 def _merged(shards: list[_Shard]) -> Iterator[str]:

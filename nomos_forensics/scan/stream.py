@@ -23,8 +23,9 @@ from psycopg.rows import dict_row, tuple_row
 
 from ..card import Card, RuleError, Stats
 from ..db import Database, load_query
+from ..decode import lenient_json_loads
 from ..engine import NEED_TABLES, RuleSet, plans_with_steps, review, session_info_from_row
-from ..model import MESSAGE_COLUMNS, Session, lenient_json_loads, message_from_row, sort_messages
+from ..model import MESSAGE_COLUMNS, Session, build_session, message_from_row
 from ..rule import Need
 from ..schema import SchemaReport
 
@@ -87,6 +88,10 @@ class _Stream:
         if self._prefetch is not None:
             self._prefetch.close()
 
+    @property
+    def failure(self) -> BaseException | None:
+        return self._prefetch.failure if self._prefetch is not None else None
+
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every row, for a stream read whole (the sessions themselves)."""
         while self._pending is not None:
@@ -94,18 +99,23 @@ class _Stream:
             yield row
 
     def take(self, session_id: str) -> list[dict[str, Any]]:
-        rows = []
+        return list(self.take_iter(session_id))
+
+    def take_iter(self, session_id: str) -> Iterator[Any]:
+        """The rows of `session_id` as they are fetched (read it to the end before the next take)."""
         pending = self._pending
         key_of = self._key
-        while pending is not None:
-            key = key_of(pending)
-            if key > session_id:
-                break
-            if key == session_id:
-                rows.append(pending)
-            pending = next(self._rows, None)
-        self._pending = pending
-        return rows
+        rows = self._rows
+        try:
+            while pending is not None:
+                key = key_of(pending)
+                if key > session_id:
+                    break
+                if key == session_id:
+                    yield pending
+                pending = next(rows, None)
+        finally:
+            self._pending = pending
 
 
 class _Prefetch:
@@ -116,6 +126,7 @@ class _Prefetch:
     def __init__(self, cursor, batch: int) -> None:
         self._pages: queue.Queue = queue.Queue(maxsize=PREFETCH_PAGES)
         self._stop = threading.Event()
+        self.failure: BaseException | None = None  # what ended the fetch (it aborts the transaction)
         self._thread = threading.Thread(target=self._fetch, args=(cursor, batch), name="nomos-forensics-fetch",
                                         daemon=True)
         self._thread.start()
@@ -130,6 +141,7 @@ class _Prefetch:
                         self._put([])
                     return
         except BaseException as error:  # raised by the reader
+            self.failure = error
             self._put(error)
 
     def _put(self, item) -> None:
@@ -215,12 +227,15 @@ def stream_sessions(
                         continue
                     previous = info.id
                     try:
-                        msgs = sort_messages(message_from_row(r, keep_content=keep) for r in messages.take(info.id))
-                        session = Session(info, msgs)
+                        rows = messages.take_iter(info.id)
+                        session = build_session(info, (message_from_row(r, keep_content=keep) for r in rows),
+                                                ordered=False)
                         _attach_extras(session, extras, conn)
                         item: Any = session
-                    except psycopg.Error:  # the stream itself failed (a lost connection): no session can be read
-                        raise
+                    except psycopg.Error as error:  # the stream itself failed (a lost connection): no session can be read
+                        # a fetch that failed first (a timeout) aborted the transaction the others then
+                        # fail in ("current transaction is aborted"): the first failure is the one to tell
+                        raise messages.failure or error from None
                     except Exception as error:  # a session that cannot even be built still gets a card
                         item = _broken_card(info, error)
                     while not stop.is_set():

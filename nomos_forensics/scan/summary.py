@@ -86,6 +86,11 @@ class Summary:
                 self._consider_message(card, message, size)
                 floor = biggest[0][0][0] if len(biggest) >= TOP_K else 0
 
+    def derived_state(self) -> dict[str, Any]:
+        """The part of to_state() that count_card_json() recounts from card lines."""
+        state = self.to_state()
+        return {key: state[key] for key in DERIVED}
+
     def _consider_message(self, card: Card, message: Message, size: int) -> None:
         item = ((size, message.id), {
             "message_id": message.id, "session": card.session.id[:8], "role": message.role,
@@ -148,10 +153,10 @@ class Summary:
         truncation = state.get("truncation")  # absent from the shards of earlier versions
         summary.truncation = None if truncation is None else {
             str(tool): [int(cut), int(saved)] for tool, (cut, saved) in truncation.items()}
-        for heap, items in ((summary._worst, state["worst"]), (summary._biggest, state["biggest"])):
+        for heap, items, shape in ((summary._worst, state["worst"], _WORST), (summary._biggest, state["biggest"], _BIGGEST)):
             for key, item in items:
-                if not isinstance(item, dict):
-                    raise TypeError("a top-k entry is not an object")
+                if not isinstance(item, dict) or not _has_shape(key, item, shape):
+                    raise TypeError("a top-k entry is not of the shape scan writes")
                 cls._push(heap, (tuple(key), item))
         return summary
 
@@ -209,8 +214,57 @@ class Summary:
 
 
 _COUNTERS = ("by_rule", "by_severity", "outcomes", "tool_calls", "tool_sessions", "rule_errors")
+# what a card line carries, so `merge` recounts it rather than trusting a trailer
+DERIVED = ("sessions", "sessions_with_findings", "by_rule", "by_severity", "outcomes", "rule_errors", "models",
+           "fanout", "worst")
+SEVERITY_RANK = {"none": 0, "cosmetic": 1, "friction": 2, "blocker": 3}
+
+# the top-k entries' keys (types in order) and fields (name -> accepted types)
+_OPT_INT, _OPT_STR = (int, type(None)), (str, type(None))
+_WORST = ((int, int, str), {"id": (str,), "title": _OPT_STR, "severity": (str,), "outcome": (str,), "findings": (list,)})
+_BIGGEST = ((int, int), {"message_id": (int,), "session": (str,), "role": _OPT_STR, "tool": _OPT_STR,
+                         "logical_bytes": _OPT_INT, "disk_bytes": _OPT_INT})
+
+
+def _has_shape(key: Any, item: dict[str, Any], shape: tuple) -> bool:
+    types, fields = shape
+    return (isinstance(key, list) and len(key) == len(types)
+            and all(isinstance(k, t) and not isinstance(k, bool) for k, t in zip(key, types))
+            and set(item) == set(fields) and all(isinstance(item[name], ok) for name, ok in fields.items()))
 
 
 def ranked(counts: Counter) -> list[tuple[str, int]]:
     """Most common first, ties by name: the same summary whatever order cards were added in."""
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def count_card_json(summary: Summary, card: dict[str, Any]) -> None:
+    """What Summary.add counts that a card line carries (a shard's line, decoded): every counter
+    but the tools' and the messages' sizes, which the card does not hold. `merge` recounts a
+    shard's trailer with it (README, "Scanning across machines"); raises KeyError, TypeError
+    or ValueError on a line that is not a card."""
+    summary.sessions += 1
+    findings = card["findings"]
+    rules = sorted({str(f["rule"]) for f in findings})
+    if rules:
+        summary.sessions_with_findings += 1
+    summary.by_rule.update(rules)
+    summary.by_severity[str(card["severity"])] += 1
+    summary.outcomes[str(card["outcome"])] += 1
+    session = card["session"]
+    counts = summary.models.setdefault(session.get("model") or "(unknown)", Counter())
+    counts["sessions"] += 1
+    counts.update(rules)
+    for error in card["errors"]:
+        summary.rule_errors[str(error["rule"])] += 1
+    for finding in findings:
+        data = finding.get("data") or {}
+        if finding["rule"] == "tool-fanout" and data.get("tool"):
+            entry = summary.fanout.setdefault(data["tool"], {"turns": 0, "max_calls": 0})
+            entry["turns"] += 1
+            entry["max_calls"] = max(entry["max_calls"], int(data.get("count", 0)))
+    if findings:
+        key = (SEVERITY_RANK[card["severity"]], len(findings), str(session["id"]))
+        Summary._push(summary._worst, (key, {"id": session["id"], "title": session.get("title"),
+                                       "severity": card["severity"], "outcome": card["outcome"],
+                                       "findings": rules}))

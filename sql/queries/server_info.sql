@@ -6,4 +6,5 @@ SELECT current_setting('server_version') AS server_version,
        current_setting('statement_timeout') AS statement_timeout,
        current_setting('lock_timeout') AS lock_timeout,
        current_database() AS database,
-       current_user AS db_user
+       current_user AS db_user,
+       current_setting('server_encoding') AS server_encoding

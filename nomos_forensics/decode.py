@@ -1,0 +1,114 @@
+"""The read boundary: JSON and text as the server sends them, made safe to hold and to write.
+
+Nothing a row holds may stop a command: JSON nested deeper than Python parses reads as an empty
+UnreadableJSON, bytes that are not UTF-8 (a SQL_ASCII database) and lone UTF-16 surrogates (a
+double-encoded value may escape one) become U+FFFD, here, once, for every output format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_MAX_DECODE_DEPTH = 3
+
+
+class UnreadableJSON:
+    """A JSON value the driver could not load (nested deeper than Python's parser goes): empty
+    and falsy, so the message reads as empty, and the card says so in a note."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __len__(self) -> int:
+        return 0
+
+    def __iter__(self):
+        return iter(())
+
+    def __repr__(self) -> str:
+        return f"UnreadableJSON({self.reason!r})"
+
+
+def lenient_json_loads(data: str | bytes) -> Any:
+    """json.loads for the driver: a value too deeply nested becomes an UnreadableJSON; bytes
+    that are not UTF-8 (a SQL_ASCII database) and lone surrogates become U+FFFD."""
+    try:
+        # psycopg hands over bytes; decoding them here skips json's per-call encoding sniffing
+        return json_loads(decode_utf8(data) if type(data) is bytes else data)
+    except RecursionError:
+        return UnreadableJSON("nested too deeply to read")
+
+
+def decode_utf8(data: bytes) -> str:
+    """Bytes from the server as text: UTF-8, with what is not UTF-8 (a SQL_ASCII database
+    stores whatever bytes it was given) as U+FFFD."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace")
+
+
+# a JSON escape of a UTF-16 surrogate: json.loads turns an unpaired one into a lone surrogate,
+# which no output can encode (jsonb refuses them, but a double-encoded value is a plain string)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_loads(text: str) -> Any:
+    """json.loads with every lone surrogate the text escapes replaced by U+FFFD: the read
+    boundary of text, so that every output format can encode what was read."""
+    value = json.loads(text)
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        return scrub_surrogates(value)
+    return value
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """`value` (JSON data) with lone surrogates in its strings and keys replaced by U+FFFD."""
+    if isinstance(value, str):
+        return SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [scrub_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def decode_content(raw: Any) -> tuple[Any, str]:
+    """Undo double encoding. Returns (value, shape)."""
+    if isinstance(raw, UnreadableJSON):
+        return raw, "unreadable"
+    value, shape = raw, None
+    for _ in range(_MAX_DECODE_DEPTH):
+        if not isinstance(value, str):
+            break
+        stripped = value.strip()
+        if not stripped or stripped[0] not in '{["':
+            break
+        try:
+            decoded = json_loads(stripped)
+        except (ValueError, RecursionError):
+            break
+        if isinstance(decoded, str) and decoded == value:
+            break
+        value, shape = decoded, "double-encoded"
+    if shape:
+        return value, shape
+    if isinstance(value, dict):
+        return value, "object"
+    if isinstance(value, str):
+        return value, "string"
+    if isinstance(value, list):
+        return value, "array"
+    if value is None:
+        return value, "null"
+    return value, "scalar"
+
+
