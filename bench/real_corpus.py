@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import functools
 import json
 import os
 import re
@@ -685,7 +686,7 @@ def extract(mirror: Path, out: Path, only: set[str] | None = None) -> int:
         module = format_module(source["format"])
         if module is not None:
             files = source_files(mirror, source)
-            for n, item in enumerate(module.sessions(lambda path: read_file(mirror, source, path), files, source)):
+            for n, item in enumerate(module.sessions(functools.partial(read_file, mirror, source), files, source)):
                 rows = item["messages"]
                 session = {"title": None, "goal": None, "model": None, "status": None, "extra": {}, **item["session"]}
                 if item.get("external"):
@@ -726,11 +727,10 @@ def extract(mirror: Path, out: Path, only: set[str] | None = None) -> int:
                 record = {"key": key, "id": session_id(key), "provenance": provenance,
                           "session": _no_nul(session), "messages": _no_nul(rows)}
                 fh.write(json.dumps(record, ensure_ascii=False, default=_iso) + "\n")
+                if source.get("family"):  # the real-text corpus: its items files say what is used
+                    continue
                 entry = {"key": key, "id": session_id(key), **provenance,
                          "language": source.get("language"), "messages": len(rows)}
-                for field in ("family", "kind"):
-                    if source.get(field):
-                        entry[field] = source[field]
                 if source.get("split", "tuned") != "tuned":  # the tuned set's lines stay as they were
                     entry["split"] = source["split"]
                 manifest.append(entry)

@@ -1,0 +1,362 @@
+"""The real-text corpus of issues 31 and 32: which messages are labelled, how families are split
+into tune and locked test, batches for annotators, and their agreement.
+
+    python bench/text_corpus.py split --seed 20261207        # once, before any rule changes
+    python bench/text_corpus.py sample                       # items/replies.jsonl, items/users.jsonl
+    python bench/text_corpus.py batch replies --part 3/12    # one annotator's batch, as text
+    python bench/text_corpus.py batch users --double --part 1/2   # the second annotator's sample
+    python bench/text_corpus.py agreement                    # Cohen's kappa per label, disagreements
+    python bench/text_corpus.py check                        # the items still match the extracted text
+
+The texts stay out of git (bench/realcorpus/data/, made by `real_corpus.py extract`); what is
+committed is which messages are items (session key and position, with a hash of the text so a
+re-extraction is checked), the split and the labels. See bench/realcorpus/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import re
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import real_corpus
+
+HERE = real_corpus.HERE
+SPLIT = HERE / "split.yaml"
+ITEMS = HERE / "items"
+LABELS = HERE / "labels" / "text"
+UNITS = ("replies", "users")
+LOCKED_SHARE = 0.4  # of each kind's families, rounded up, when the kind has two or more
+
+# Families first used to tune the rules before this corpus (the 582-session corpus and the harness
+# those runs share): they can never be locked test.
+TUNED_BEFORE = {"mini-swe-agent-gemini3"}
+
+# What the sampler looks for so that each family's sample holds the hard cases (it is not a rule:
+# a third of the sample comes from messages holding one of these, whatever they turn out to be)
+REFUSAL_CUES = re.compile(
+    r"can'?t|cannot|unable|not able|sorry|apolog|unfortunately|won'?t|don'?t have (?:access|the ability)|"
+    r"as an ai|real-time|browse|policy|guideline|inappropriate|illegal|"
+    r"无法|不能|抱歉|对不起|作为|できません|申し訳|出来ません|не могу|извините|к сожалению|невозможно|"
+    r"no puedo|lo siento|lamentablemente|não posso|desculpe|infelizmente|je ne peux|désolé|malheureusement|"
+    r"ich kann nicht|leider|entschuldigung|할 수 없|죄송|불가능|yapamam|üzgünüm|maalesef|maaf|tidak bisa", re.I)
+FRUSTRATION_CUES = re.compile(
+    r"\bno\b|wrong|again|still|not work|doesn'?t work|didn'?t|why|broke|useless|stop|\?\?|!!|"
+    r"不对|不是|还是|又|为什么|没有|まだ|違う|なぜ|また|не так|опять|снова|всё ещё|почему|не работает|"
+    r"otra vez|de nuevo|todavía|no funciona|por qué|ainda|de novo|não funciona|por que|encore|toujours|"
+    r"ne marche|pourquoi|immer noch|schon wieder|funktioniert nicht|warum|falsch|아직|다시|왜|안 돼|"
+    r"hala|yine|neden|çalışmıyor|yanlış", re.I)
+PER_FAMILY = {"replies": 300, "users": 350}
+DOUBLE_SHARE = 0.12  # of each unit's items, labelled by a second annotator
+
+
+# ----------------------------------------------------------------------------- sources and split
+def sources() -> list[dict[str, Any]]:
+    return real_corpus.load_sources()
+
+
+def family_of(source: dict[str, Any]) -> str:
+    return source.get("family") or source["name"]
+
+
+def kind_of(source: dict[str, Any]) -> str:
+    return source.get("kind") or "coding-agent"  # the 582-session corpus: aider, SWE agents, Claude Code
+
+
+def load_split() -> dict[str, Any]:
+    return yaml.safe_load(SPLIT.read_text(encoding="utf-8")) if SPLIT.exists() else {"families": {}}
+
+
+def make_split(seed: int) -> dict[str, Any]:
+    """Families into tune and locked test, per kind, seeded. A family already in split.yaml keeps
+    its side (a tuned family never becomes test); new families are drawn among themselves."""
+    split = load_split()
+    known = split.setdefault("families", {})
+    split.setdefault("seed", seed)
+    new_by_kind: dict[str, list[str]] = defaultdict(list)
+    for source in sources():
+        family = family_of(source)
+        if family in known or family in sum(new_by_kind.values(), []):
+            continue
+        if not source.get("family") or family in TUNED_BEFORE:
+            known[family] = {"kind": kind_of(source), "split": "tune", "why": "tuned on before this corpus"}
+        else:
+            new_by_kind[kind_of(source)].append(family)
+    rng = random.Random(seed)
+    for kind in sorted(new_by_kind):
+        families = sorted(new_by_kind[kind])
+        rng.shuffle(families)
+        locked = math.ceil(len(families) * LOCKED_SHARE) if len(families) >= 2 else 0
+        for index, family in enumerate(families):
+            known[family] = {"kind": kind, "split": "locked" if index < locked else "tune",
+                             "why": f"drawn with seed {seed} among the {len(families)} new {kind} families"}
+    split["families"] = dict(sorted(known.items()))
+    return split
+
+
+def write_split(split: dict[str, Any]) -> None:
+    header = ("# The tune / locked-test split of the real-text corpus (bench/text_corpus.py split), by source\n"
+              "# family. Locked families are never read while tuning; they are scored once, at the end.\n"
+              "# A family keeps its side for good: another round adds new families.\n")
+    SPLIT.write_text(header + yaml.safe_dump(split, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+# ----------------------------------------------------------------------------- items
+def text_of(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, dict):
+        text = content.get("text")
+        return text if isinstance(text, str) else ""
+    return content if isinstance(content, str) else ""
+
+
+def digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def _order(key: str, seed: int) -> str:
+    return hashlib.sha1(f"{seed}:{key}".encode()).hexdigest()
+
+
+def candidates(unit: str, data: Path) -> Iterator[dict[str, Any]]:
+    """Every message of the unit's role with text, in the sources sampled for that unit."""
+    wanted = {s["name"]: s for s in sources()
+              if not s.get("units") or ("replies" if unit == "replies" else "user-messages") in s["units"]}
+    role = "assistant" if unit == "replies" else "user"
+    for record in real_corpus.iter_records(data):
+        source = wanted.get(record["provenance"]["source"])
+        if source is None:
+            continue
+        seen_user = False
+        for position, message in enumerate(record["messages"]):
+            if message["role"] == "user":
+                first, seen_user = not seen_user, True
+            if message["role"] != role:
+                continue
+            text = text_of(message)
+            if not text.strip():
+                continue
+            yield {"item": f"{record['key']}#{position}", "session": record["key"], "position": position,
+                   "source": source["name"], "family": family_of(source), "kind": kind_of(source),
+                   "first": role == "user" and first, "chars": len(text), "sha1": digest(text),
+                   "cue": bool((REFUSAL_CUES if unit == "replies" else FRUSTRATION_CUES).search(text[:4000])),
+                   "external": message.get("external"), "_text": text}
+
+
+def sample(unit: str, data: Path, split: dict[str, Any], seed: int) -> list[dict[str, Any]]:
+    """Per family up to PER_FAMILY[unit] items: a third with a cue (the hard cases: refusals and
+    the replies that only share their words; corrections and the messages that only look like
+    them), the rest at random; user messages that open a session only as a few easy negatives.
+    Each item's language is identified (lingua, the first 2,000 characters)."""
+    from lingua import LanguageDetectorBuilder
+
+    detector = LanguageDetectorBuilder.from_all_languages().with_preloaded_language_models().build()
+
+    def identify(text: str) -> str:
+        found = detector.detect_language_of(text)
+        return found.iso_code_639_1.name.lower() if found is not None else "xx"
+
+    by_family: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for item in candidates(unit, data):
+        by_family[item["family"]].append(item)
+    chosen: list[dict[str, Any]] = []
+    for family, items in sorted(by_family.items()):
+        items.sort(key=lambda i: _order(i["item"], seed))
+        quota = PER_FAMILY[unit] if split["families"][family]["kind"] != "coding-agent" else PER_FAMILY[unit] // 2
+        if unit == "users":
+            later = [i for i in items if not i["first"]]
+            firsts = [i for i in items if i["first"]][: max(5, quota // 20)]
+            items = later or firsts
+            quota -= len(firsts) if later else 0
+        cued = [i for i in items if i["cue"]][: quota // 3]
+        taken = {i["item"] for i in cued}
+        rest = [i for i in items if i["item"] not in taken][: quota - len(cued)]
+        picked = cued + rest + (firsts if unit == "users" and later else [])
+        chosen.extend(picked)
+    for item in chosen:
+        item["split"] = split["families"][item["family"]]["split"]
+        item["language"] = identify(item.pop("_text")[:2000])
+    rng = random.Random(f"{seed}:double:{unit}")
+    for item in sorted(chosen, key=lambda i: i["item"]):
+        item["double"] = rng.random() < DOUBLE_SHARE
+    for item in chosen:
+        item.pop("_text", None)
+    return sorted(chosen, key=lambda i: (i["family"], i["item"]))
+
+
+def items(unit: str) -> list[dict[str, Any]]:
+    path = ITEMS / f"{unit}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_items(unit: str, chosen: list[dict[str, Any]]) -> None:
+    ITEMS.mkdir(parents=True, exist_ok=True)
+    keep = ("item", "family", "kind", "split", "language", "cue", "first", "double", "chars", "sha1", "external")
+    with (ITEMS / f"{unit}.jsonl").open("w", encoding="utf-8") as handle:
+        for item in chosen:
+            handle.write(json.dumps({k: item[k] for k in keep if item.get(k) is not None}, ensure_ascii=False) + "\n")
+
+
+# ----------------------------------------------------------------------------- batches for annotators
+def _records_by_key(data: Path, keys: set[str]) -> dict[str, dict[str, Any]]:
+    return {r["key"]: r for r in real_corpus.iter_records(data) if r["key"] in keys}
+
+
+def _clip(text: str, keep: int) -> str:
+    return text if len(text) <= keep else text[: keep * 2 // 3] + f"\n[… {len(text) - keep:,} characters left out …]\n" + text[-keep // 3:]
+
+
+def batch(unit: str, part: tuple[int, int], double: bool, data: Path, allow_locked: bool) -> str:
+    """The items of one annotator's batch as plain text: context (the messages before, clipped),
+    then the target message in full (up to 6,000 characters)."""
+    chosen = [i for i in items(unit) if (i["double"] if double else True)]
+    if not allow_locked:
+        chosen = [i for i in chosen if i["split"] != "locked"]
+    index, count = part
+    chosen = [i for n, i in enumerate(chosen) if n % count == index - 1]
+    records = _records_by_key(data, {i["item"].rsplit("#", 1)[0] for i in chosen})
+    out = []
+    for item in chosen:
+        key, position = item["item"].rsplit("#", 1)
+        messages = records[key]["messages"]
+        target = messages[int(position)]
+        if digest(text_of(target)) != item["sha1"]:
+            raise SystemExit(f"{item['item']}: the extracted text changed since sampling; run `check`")
+        before = [m for m in messages[: int(position)] if m["role"] in ("user", "assistant", "tool")][-4:]
+        out.append(f"=== ITEM {item['item']}")
+        for message in before:
+            calls = [c.get("name") for c in (message.get("content") or {}).get("tool_calls") or [] if isinstance(c, dict)] \
+                if isinstance(message.get("content"), dict) else []
+            shown = _clip(text_of(message) or (json.dumps(message.get("content"), ensure_ascii=False)[:600]), 1500)
+            out.append(f"--- {message['role']}{' (calls ' + ', '.join(map(str, calls)) + ')' if calls else ''}:\n{shown}")
+        out.append(f">>> TARGET {target['role']}:\n{_clip(text_of(target), 6000)}\n")
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- agreement
+FIELDS = {"replies": ("refusal", "partial", "mention", "wrong_language"), "users": ("frustration", "grade")}
+
+
+def load_labels(unit: str, annotator: str) -> dict[str, dict[str, Any]]:
+    labels = {}
+    for path in sorted((LABELS / annotator).glob(f"{unit}-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                labels[row["item"]] = row
+    return labels
+
+
+def kappa(pairs: list[tuple[Any, Any]]) -> float | None:
+    """Cohen's kappa of two annotators' values on the same items."""
+    if not pairs:
+        return None
+    n = len(pairs)
+    agree = sum(a == b for a, b in pairs) / n
+    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    chance = sum(first[v] * second[v] for v in set(first) | set(second)) / (n * n)
+    return 1.0 if chance == 1 else (agree - chance) / (1 - chance)
+
+
+def agreement(unit: str) -> tuple[list[list[Any]], list[dict[str, Any]]]:
+    first, second = load_labels(unit, "a"), load_labels(unit, "b")
+    both = sorted(set(first) & set(second))
+    rows, disagreements = [], []
+    for field in FIELDS[unit]:
+        pairs = [(first[i].get(field), second[i].get(field)) for i in both]
+        value = kappa(pairs)
+        rows.append([field, len(pairs), f"{sum(a == b for a, b in pairs) / len(pairs):.3f}" if pairs else "n/a",
+                     f"{value:.3f}" if value is not None else "n/a"])
+    for item in both:
+        differ = {f: [first[item].get(f), second[item].get(f)] for f in FIELDS[unit] if first[item].get(f) != second[item].get(f)}
+        if differ:
+            disagreements.append({"item": item, "differ": differ})
+    return rows, disagreements
+
+
+# ----------------------------------------------------------------------------- main
+def _part(value: str) -> tuple[int, int]:
+    index, count = (int(x) for x in value.split("/"))
+    if not 1 <= index <= count:
+        raise argparse.ArgumentTypeError("K/N with 1 <= K <= N")
+    return index, count
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("split", help="draw the tune / locked-test split of the families (keeps earlier draws)")
+    p.add_argument("--seed", type=int, required=True)
+    p = sub.add_parser("sample", help="choose the items of each unit")
+    p.add_argument("--data", type=Path)
+    p = sub.add_parser("batch", help="print one annotator's batch")
+    p.add_argument("unit", choices=UNITS)
+    p.add_argument("--part", type=_part, default=(1, 1))
+    p.add_argument("--double", action="store_true", help="only the items labelled twice")
+    p.add_argument("--annotator-reads-locked", action="store_true",
+                   help="include locked-test items (annotators label them; whoever tunes the rules never runs this)")
+    p.add_argument("--data", type=Path)
+    sub.add_parser("agreement", help="Cohen's kappa between annotators a and b, and their disagreements")
+    p = sub.add_parser("check", help="every item's text is still what was sampled")
+    p.add_argument("--data", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "split":
+        write_split(make_split(args.seed))
+        counts = Counter((f["kind"], f["split"]) for f in load_split()["families"].values())
+        for (kind, side), n in sorted(counts.items()):
+            print(f"{kind:18} {side:7} {n}")
+        return 0
+    if args.command == "agreement":
+        from tabulate import tabulate
+
+        for unit in UNITS:
+            rows, disagreements = agreement(unit)
+            print(f"## {unit}\n")
+            print(tabulate(rows, ["label", "items labelled twice", "observed agreement", "Cohen's kappa"], tablefmt="github"))
+            print(f"\n{len(disagreements)} disagreements\n")
+        return 0
+    data = args.data or real_corpus.find_data_dir()
+    if data is None:
+        print("no mapped sessions: run `real_corpus.py extract` first", file=sys.stderr)
+        return 2
+    if args.command == "sample":
+        split = load_split()
+        seed = int(split["seed"])
+        for unit in UNITS:
+            chosen = sample(unit, data, split, seed)
+            write_items(unit, chosen)
+            print(f"{unit}: {len(chosen)} items, {sum(i['split'] == 'locked' for i in chosen)} locked, "
+                  f"{sum(i['double'] for i in chosen)} to label twice, {len({i['family'] for i in chosen})} families")
+        return 0
+    if args.command == "batch":
+        print(batch(args.unit, args.part, args.double, data, args.annotator_reads_locked))
+        return 0
+    if args.command == "check":
+        bad = 0
+        for unit in UNITS:
+            chosen = items(unit)
+            records = _records_by_key(data, {i["item"].rsplit("#", 1)[0] for i in chosen})
+            for item in chosen:
+                key, position = item["item"].rsplit("#", 1)
+                record = records.get(key)
+                if record is None or digest(text_of(record["messages"][int(position)])) != item["sha1"]:
+                    bad += 1
+                    print(f"changed or missing: {item['item']}")
+        print("every item matches" if not bad else f"{bad} items do not match")
+        return 1 if bad else 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
