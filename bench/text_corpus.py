@@ -78,29 +78,44 @@ def load_split() -> dict[str, Any]:
     return yaml.safe_load(SPLIT.read_text(encoding="utf-8")) if SPLIT.exists() else {"families": {}}
 
 
+def language_of(source: dict[str, Any]) -> str:
+    """The source's main language (the first one its entry names)."""
+    return re.split(r"[\s,/]+", str(source.get("language") or "en").strip())[0].split("-")[0].lower() or "en"
+
+
 def make_split(seed: int) -> dict[str, Any]:
-    """Families into tune and locked test, per kind, seeded. A family already in split.yaml keeps
-    its side (a tuned family never becomes test); new families are drawn among themselves."""
+    """Families into tune and locked test, seeded and stratified: within each kind and main
+    language that has two or more new families, LOCKED_SHARE of them (rounded up, at least one
+    left to tune) are locked; the kind's families alone in their language are drawn together the
+    same way. A family already in split.yaml keeps its side (a tuned family never becomes test);
+    new families are drawn among themselves."""
     split = load_split()
     known = split.setdefault("families", {})
     split.setdefault("seed", seed)
-    new_by_kind: dict[str, list[str]] = defaultdict(list)
+    strata: dict[tuple[str, str], list[str]] = defaultdict(list)
     for source in sources():
         family = family_of(source)
-        if family in known or family in sum(new_by_kind.values(), []):
+        if family in known or any(family in members for members in strata.values()):
             continue
         if not source.get("family") or family in TUNED_BEFORE:
-            known[family] = {"kind": kind_of(source), "split": "tune", "why": "tuned on before this corpus"}
+            known[family] = {"kind": kind_of(source), "language": language_of(source), "split": "tune",
+                             "why": "tuned on before this corpus"}
         else:
-            new_by_kind[kind_of(source)].append(family)
+            strata[(kind_of(source), language_of(source))].append(family)
+    draws: dict[str, list[str]] = {}
+    for (kind, language), families in sorted(strata.items()):
+        name = f"{kind}/{language}" if len(families) >= 2 else f"{kind}/alone"
+        draws.setdefault(name, []).extend(families)
     rng = random.Random(seed)
-    for kind in sorted(new_by_kind):
-        families = sorted(new_by_kind[kind])
+    for name, families in sorted(draws.items()):
+        families = sorted(families)
         rng.shuffle(families)
-        locked = math.ceil(len(families) * LOCKED_SHARE) if len(families) >= 2 else 0
+        locked = min(math.ceil(len(families) * LOCKED_SHARE), len(families) - 1)
+        kind = name.split("/")[0]
         for index, family in enumerate(families):
-            known[family] = {"kind": kind, "split": "locked" if index < locked else "tune",
-                             "why": f"drawn with seed {seed} among the {len(families)} new {kind} families"}
+            language = next(lang for (k, lang), members in strata.items() if family in members)
+            known[family] = {"kind": kind, "language": language, "split": "locked" if index < locked else "tune",
+                             "why": f"seed {seed}, drawn among the {len(families)} new families of {name}"}
     split["families"] = dict(sorted(known.items()))
     return split
 
