@@ -102,7 +102,7 @@ def speed() -> None:
     """Per-message cost of the three rules on English text, and how much of it reaches Lingua."""
     import resource
 
-    from nomos_forensics.langid import detect
+    from nomos_forensics.text.language import detect
 
     english = [reply for expected, user, reply in items("non-english-refusal") if not expected]
     english += [reply for _, _, reply in items("cant-run")] + [reply for _, _, reply in items("no-web-tool")]

@@ -184,7 +184,7 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     findings* are findings of rules that read the platform's records (audit log, plans,
     executions: blocked-action, orphaned-approval, plan-step-order); findings of the text
     rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome. Phrases:
-    nomos_forensics/lexicons/endings.toml. The first of these that applies decides:
+    nomos_forensics/text/lexicons/endings.toml. The first of these that applies decides:
 
     1. unknown: no user message (nothing was asked). A sub-agent's run whose prompt was not
        stored (a Claude Code sidechain exported without it) lands here too: its report may read

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from . import lexicon
-from .prefilter import literal_first
-from .text import canonical, normalise, sentences
+from .text import lexicon
+from .text.prefilter import literal_first
+from .text.prose import canonical, normalise, sentences
 
 if TYPE_CHECKING:
     from .model import Message, Session
@@ -47,12 +47,12 @@ DESCRIPTION = {
     EMPTY: "no conversation",
 }
 
-_CLOSINGS = lexicon.load("nomos_forensics", "closings")["patterns"]
+_CLOSINGS = lexicon.load("nomos_forensics.text", "closings")["patterns"]
 THANKS = re.compile(lexicon.pattern(_CLOSINGS, "thanks"), re.IGNORECASE)
 CLOSING = re.compile(lexicon.pattern(_CLOSINGS, "closing"))
 END = re.compile(lexicon.pattern(_CLOSINGS, "end"), re.IGNORECASE)
 
-_WORDS = lexicon.load("nomos_forensics", "endings")
+_WORDS = lexicon.load("nomos_forensics.text", "endings")
 _MACROS = _WORDS.get("macros", {})
 HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'handoff_tools')})", re.IGNORECASE)
 SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)

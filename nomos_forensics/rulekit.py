@@ -25,8 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from . import langid as language
-from . import lexicon
 from .ending import (
     ANSWERED,
     BLANK,
@@ -41,11 +39,12 @@ from .ending import (
 )
 from .hookspecs import hookimpl
 from .model import Message, Session, SessionInfo, ToolCall, ToolResult, Turn, excerpt, parse_timestamp
-from .prefilter import AnyPattern, AnySubstring, WordGates, any_token, letter_first, literal_first
 from .render import human_bytes
 from .rule import Evidence, Finding, Need, Option, Rule, RuleContext, Severity
-from .text import canonical, normalise, sentences
-from .text import without_code as prose
+from .text import language, lexicon
+from .text.prefilter import AnyPattern, AnySubstring, WordGates, any_token, letter_first, literal_first
+from .text.prose import canonical, normalise, sentences
+from .text.prose import without_code as prose
 
 __all__ = [
     "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",

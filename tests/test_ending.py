@@ -129,8 +129,8 @@ def test_unfinished_session_fix_cites_where_it_stopped():
 def test_each_pattern_holds_a_word_of_its_gate(key):
     """`says` searches a final reply only when it holds a word of the pattern's gate (lexicon
     [words]): each alternative must spell one of those words as a literal."""
-    from nomos_forensics import lexicon
     from nomos_forensics.ending import _MACROS, _WORDS, GATES
+    from nomos_forensics.text import lexicon
 
     gate = lexicon.words(_WORDS["words"][key])
     for alternative in lexicon.patterns(_WORDS["patterns"], key, _MACROS):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import random
 
-from nomos_forensics import langid, langprofile
-from nomos_forensics.langid import ANALYSE_CHARS, CLOSE, Profile
+from nomos_forensics.text import language as langid
+from nomos_forensics.text import profile as langprofile
+from nomos_forensics.text.language import ANALYSE_CHARS, CLOSE, Profile
 
 
 def test_ascii_word_pattern_finds_the_same_words():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nomos_forensics import langid
 from nomos_forensics.testing import load_cases, review_in_memory
+from nomos_forensics.text import language as langid
 
 CASES = {c["name"]: c for c in load_cases(Path(__file__).parent / "cases" / "non-english-refusal.yaml")}
 

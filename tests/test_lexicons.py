@@ -8,11 +8,13 @@ import tomllib
 
 import pytest
 
-from nomos_forensics import langid, langprofile, lexicon
+from nomos_forensics.text import language as langid
+from nomos_forensics.text import lexicon
+from nomos_forensics.text import profile as langprofile
 
 FILES = [
     (package, entry.name.removesuffix(".toml"))
-    for package in ("nomos_forensics", "nomos_forensics_rules")
+    for package in ("nomos_forensics.text", "nomos_forensics_rules")
     for entry in importlib.resources.files(package).joinpath("lexicons").iterdir()
     if entry.name.endswith(".toml")
 ]
@@ -58,7 +60,7 @@ def test_word_lists_are_lower_case_and_unique(package, name):
 
 
 def test_every_language_has_a_name_and_its_relatives_are_known():
-    data = lexicon.load("nomos_forensics", "langid")
+    data = lexicon.load("nomos_forensics.text", "langid")
     assert set(data["languages"]) <= set(data["names"])
     assert set(data["request_names"]) <= set(data["names"])
     for group in data["close"]:
@@ -75,6 +77,6 @@ def test_an_unknown_macro_is_an_error():
 
 def test_a_language_added_as_data_is_used(monkeypatch):
     """The loader reads the file: the index is built from the data, not from code."""
-    data = tomllib.loads(importlib.resources.files("nomos_forensics").joinpath("lexicons", "langid.toml").read_text())
+    data = tomllib.loads(importlib.resources.files("nomos_forensics.text").joinpath("lexicons", "langid.toml").read_text())
     assert set(langid.LEXICONS) == set(data["languages"])
     assert langprofile._INDEX["gracias"] and any(lang == "es" for lang, _ in langprofile._INDEX["gracias"])

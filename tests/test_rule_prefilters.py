@@ -13,9 +13,9 @@ from nomos_forensics_rules import cant_run as cr
 from nomos_forensics_rules import no_web_tool as nwt
 from nomos_forensics_rules import user_frustration as uf
 
-from nomos_forensics.prefilter import WordGates, any_token, letter_first, required_words
-from nomos_forensics.text import canonical
-from nomos_forensics.text import sentences as text_sentences
+from nomos_forensics.text.prefilter import WordGates, any_token, letter_first, required_words
+from nomos_forensics.text.prose import canonical
+from nomos_forensics.text.prose import sentences as text_sentences
 
 HERE = Path(__file__).parent
 
@@ -140,7 +140,7 @@ def test_any_token_examples():
 @given(st.lists(st.sampled_from(["pol", "icy", "polic", "rule", "s", "é", "规则", " ", "x"]), max_size=20).map("".join),
        st.lists(st.sampled_from(["polic", "rule", "règle", "规则", "icy", "xx"]), max_size=4))
 def test_any_substring_is_any_in(text, words):
-    from nomos_forensics.prefilter import AnySubstring
+    from nomos_forensics.text.prefilter import AnySubstring
 
     assert AnySubstring(words).search(text) == any(w in text for w in words)
 
@@ -159,7 +159,7 @@ def _literal_first_texts() -> list[str]:
 def test_every_literal_first_rewrite_finds_the_same_matches():
     """Each pattern the rules rewrote finds what its source finds, at the same spans, on the
     cases' and phrase lists' texts (as written, lower-cased and canonical)."""
-    from nomos_forensics.prefilter import rewrites
+    from nomos_forensics.text.prefilter import rewrites
 
     _all_rule_patterns_loaded()
     texts = _literal_first_texts()
@@ -189,7 +189,7 @@ _SOURCE = st.lists(st.lists(_PIECE, min_size=1, max_size=4).map("".join), min_si
 def test_literal_first_keeps_every_match(source, texts):
     """On patterns made of the shapes it rewrites (and some it must leave alone), every match
     of the rewritten pattern is a match of the source at the same span, and none is lost."""
-    from nomos_forensics.prefilter import literal_first
+    from nomos_forensics.text.prefilter import literal_first
 
     original = re.compile(source)
     fast = literal_first(source)
@@ -205,7 +205,7 @@ def test_literal_first_keeps_every_match(source, texts):
     (r"\b\.x", r"\.(?<=\w\.)x"),
 ])
 def test_literal_first_examples(source, expected):
-    from nomos_forensics.prefilter import literal_first
+    from nomos_forensics.text.prefilter import literal_first
 
     assert literal_first(source).pattern == expected
 
@@ -221,7 +221,7 @@ def test_literal_first_examples(source, expected):
     (r"x?y", 0),
 ])
 def test_literal_first_leaves_other_shapes_as_written(source, flags):
-    from nomos_forensics.prefilter import literal_first
+    from nomos_forensics.text.prefilter import literal_first
 
     assert literal_first(source, flags).pattern == source
     compiled = re.compile(source, flags)
@@ -232,7 +232,7 @@ def test_literal_first_keeps_the_gates_as_selective():
     """Word gates read a rewritten pattern's source: spread over its branches, with lookbehinds
     between its letters, the rewrite itself would give more and shorter words (user-frustration's
     German "… noch nicht" gate would grow from "nicht" to four words)."""
-    from nomos_forensics.prefilter import literal_first
+    from nomos_forensics.text.prefilter import literal_first
 
     for source in (r"\bdu\s+(?:kannst|hast)\b|\btu\s+(?:peux|as)\b", r"(?<![a-z'-])(?:nothing|never)(?![a-z])",
                    r"\b(?:i|we)\s+can't\s+run", r"\b(?:funktioniert|klappt|läuft)\s+(?:immer\s+)?noch\s+nicht\b",

@@ -103,7 +103,7 @@ def test_jobs_workers_share_the_models_the_parent_preloads(capsys, sample_dsn, m
     the workers use that detector, whose pages they share, instead of each building its own."""
     import os
 
-    from nomos_forensics import langid
+    from nomos_forensics.text import language as langid
 
     built = tmp_path / "built"
     real = langid._build_detector
@@ -116,7 +116,7 @@ def test_jobs_workers_share_the_models_the_parent_preloads(capsys, sample_dsn, m
     monkeypatch.setattr(langid, "_DETECTOR", [])
     monkeypatch.setattr(langid, "_build_detector", recording)
     # a rule that asks Lingua in every worker, whatever the sample's texts need
-    probe = probe_plugin(tmp_path, "asks_lingua", "from nomos_forensics import langid\nlangid._detector()\nreturn []")
+    probe = probe_plugin(tmp_path, "asks_lingua", "from nomos_forensics.text import language as langid\nlangid._detector()\nreturn []")
     one = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "jsonl", "-p", probe)
     built.unlink()
     monkeypatch.setattr(langid, "_DETECTOR", [])

@@ -74,8 +74,8 @@ def test_wheel_ships_rules_migrations_queries_and_sample(wheel):
     for rule in (ROOT / "rules").glob("*.py"):
         assert f"nomos_forensics_rules/{rule.name}" in names
     assert "nomos_forensics/py.typed" in names
-    for lexicon in [*(ROOT / "nomos_forensics" / "lexicons").glob("*.toml"), *(ROOT / "rules" / "lexicons").glob("*.toml")]:
-        package = "nomos_forensics_rules" if lexicon.parent.parent.name == "rules" else "nomos_forensics"
+    for lexicon in [*(ROOT / "nomos_forensics" / "text" / "lexicons").glob("*.toml"), *(ROOT / "rules" / "lexicons").glob("*.toml")]:
+        package = "nomos_forensics_rules" if lexicon.parent.parent.name == "rules" else "nomos_forensics/text"
         assert f"{package}/lexicons/{lexicon.name}" in names, f"{lexicon.name} is not in the wheel"
     for data in [*(ROOT / "nomos_forensics" / "report" / "templates").iterdir(),
                  *(ROOT / "nomos_forensics" / "report" / "static").iterdir()]:  # the report's templates, uPlot

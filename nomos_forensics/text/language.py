@@ -40,7 +40,7 @@ import functools
 import re
 
 from . import lexicon
-from .langprofile import (  # noqa: F401  (re-exported: the language API rules use)
+from .profile import (  # noqa: F401  (re-exported: the language API rules use)
     _LETTER_RUN,
     _PROSE_WORD,
     _REQUEST_NAME,

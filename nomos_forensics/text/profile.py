@@ -1,4 +1,4 @@
-"""Language identification, stages 1 and 2 (see nomos_forensics.langid): prose measured in word
+"""Language identification, stages 1 and 2 (see nomos_forensics.text.language): prose measured in word
 units per Unicode script, and votes from the word lists in lexicons/langid.toml. No model."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 from . import lexicon
-from .text import without_blocks, without_code, without_snippets
+from .prose import without_blocks, without_code, without_snippets
 
 # Languages Lingua chooses among for Latin-script text (ISO 639-1).
 LINGUA_LANGUAGES = (
@@ -42,8 +42,8 @@ _ASCII_PROSE_WORD = re.compile(
 _PATHLIKE = re.compile(r"(?<!\S)\S*?[/\\@=_]\S*")
 
 # ----------------------------------------------------------------------------- word lists
-# Kept as data in nomos_forensics/lexicons/langid.toml (README: "Adding a language").
-LEXICON = lexicon.load("nomos_forensics", "langid")
+# Kept as data in nomos_forensics/text/lexicons/langid.toml (README: "Adding a language").
+LEXICON = lexicon.load("nomos_forensics.text", "langid")
 # Words every language borrows in operations talk: no vote.
 NEUTRAL = frozenset(lexicon.words(LEXICON["neutral"]))
 # English words in two tiers: markers (weight 1) and common content words (weight 0.5).
