@@ -3,8 +3,8 @@ into tune and locked test, batches for annotators, and their agreement.
 
     python bench/text_corpus.py split --seed 20261207        # once, before any rule changes
     python bench/text_corpus.py sample                       # items/replies.jsonl, items/users.jsonl
-    python bench/text_corpus.py batch replies --part 3/12    # one annotator's batch, as text
-    python bench/text_corpus.py batch users --double --part 1/2   # the second annotator's sample
+    python bench/text_corpus.py batch replies --part 3/9     # one annotator's batch of tune items, as text
+    python bench/text_corpus.py batch users --double --part 1/2 --split locked   # annotators only
     python bench/text_corpus.py agreement                    # Cohen's kappa per label, disagreements
     python bench/text_corpus.py check                        # the items still match the extracted text
 
@@ -57,7 +57,16 @@ FRUSTRATION_CUES = re.compile(
     r"otra vez|de nuevo|todavía|no funciona|por qué|ainda|de novo|não funciona|por que|encore|toujours|"
     r"ne marche|pourquoi|immer noch|schon wieder|funktioniert nicht|warum|falsch|아직|다시|왜|안 돼|"
     r"hala|yine|neden|çalışmıyor|yanlış", re.I)
-PER_FAMILY = {"replies": 300, "users": 350}
+# items per family and unit: what a family's kind is worth to the corpus (the 582-session corpus,
+# tuned on before, adds only a few of each of its families)
+QUOTA = {
+    "replies": {"safety-benchmark": 230, "chat-assistant": 180, "coding-agent": 45, "support-agent": 100,
+                "tool-agent": 80, "ops-agent": 45, "forum-quote": 60, "before": 8},
+    "users": {"safety-benchmark": 0, "chat-assistant": 120, "coding-agent": 60, "support-agent": 450,
+              "tool-agent": 60, "ops-agent": 60, "forum-quote": 0, "before": 15},
+}
+WIDE = {"judge-capacity-mhj": 500}  # a family in many languages: more items, spread over them
+CUED_SHARE = 45  # per cent of a family's items drawn from those with a cue (the hard cases)
 DOUBLE_SHARE = 0.12  # of each unit's items, labelled by a second annotator
 
 
@@ -146,8 +155,9 @@ def _order(key: str, seed: int) -> str:
 
 def candidates(unit: str, data: Path) -> Iterator[dict[str, Any]]:
     """Every message of the unit's role with text, in the sources sampled for that unit."""
+    # a source of whole sessions gives its replies and user messages too
     wanted = {s["name"]: s for s in sources()
-              if not s.get("units") or ("replies" if unit == "replies" else "user-messages") in s["units"]}
+              if not s.get("units") or {"replies" if unit == "replies" else "user-messages", "sessions"} & set(s["units"])}
     role = "assistant" if unit == "replies" else "user"
     for record in real_corpus.iter_records(data):
         source = wanted.get(record["provenance"]["source"])
@@ -170,7 +180,7 @@ def candidates(unit: str, data: Path) -> Iterator[dict[str, Any]]:
 
 
 def sample(unit: str, data: Path, split: dict[str, Any], seed: int) -> list[dict[str, Any]]:
-    """Per family up to PER_FAMILY[unit] items: a third with a cue (the hard cases: refusals and
+    """Per family up to QUOTA items: CUED_SHARE% with a cue (the hard cases: refusals and
     the replies that only share their words; corrections and the messages that only look like
     them), the rest at random; user messages that open a session only as a few easy negatives.
     Each item's language is identified (lingua, the first 2,000 characters)."""
@@ -184,30 +194,51 @@ def sample(unit: str, data: Path, split: dict[str, Any], seed: int) -> list[dict
 
     by_family: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for item in candidates(unit, data):
+        item["language"] = identify(item["_text"][:2000])
         by_family[item["family"]].append(item)
     chosen: list[dict[str, Any]] = []
     for family, items in sorted(by_family.items()):
-        items.sort(key=lambda i: _order(i["item"], seed))
-        quota = PER_FAMILY[unit] if split["families"][family]["kind"] != "coding-agent" else PER_FAMILY[unit] // 2
+        items = _spread(sorted(items, key=lambda i: _order(i["item"], seed)))
+        entry = split["families"][family]
+        quota = (WIDE.get(family) if unit == "replies" else None) or \
+            QUOTA[unit]["before" if entry["why"].startswith("tuned on before") else entry["kind"]]
+        if not quota:
+            continue
         if unit == "users":
             later = [i for i in items if not i["first"]]
             firsts = [i for i in items if i["first"]][: max(5, quota // 20)]
             items = later or firsts
             quota -= len(firsts) if later else 0
-        cued = [i for i in items if i["cue"]][: quota // 3]
+        cued = [i for i in items if i["cue"]][: quota * CUED_SHARE // 100]
         taken = {i["item"] for i in cued}
         rest = [i for i in items if i["item"] not in taken][: quota - len(cued)]
         picked = cued + rest + (firsts if unit == "users" and later else [])
         chosen.extend(picked)
     for item in chosen:
         item["split"] = split["families"][item["family"]]["split"]
-        item["language"] = identify(item.pop("_text")[:2000])
     rng = random.Random(f"{seed}:double:{unit}")
     for item in sorted(chosen, key=lambda i: i["item"]):
         item["double"] = rng.random() < DOUBLE_SHARE
     for item in chosen:
         item.pop("_text", None)
     return sorted(chosen, key=lambda i: (i["family"], i["item"]))
+
+
+def _spread(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`items` (in their seeded order) dealt round-robin over their languages, so a family in
+    several languages gives each its share."""
+    by_language: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for item in items:
+        by_language[item["language"]].append(item)
+    if len(by_language) == 1:
+        return items
+    queues = [by_language[lang] for lang in sorted(by_language)]
+    out: list[dict[str, Any]] = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
 
 
 def items(unit: str) -> list[dict[str, Any]]:
@@ -217,7 +248,8 @@ def items(unit: str) -> list[dict[str, Any]]:
 
 def write_items(unit: str, chosen: list[dict[str, Any]]) -> None:
     ITEMS.mkdir(parents=True, exist_ok=True)
-    keep = ("item", "family", "kind", "split", "language", "cue", "first", "double", "chars", "sha1", "external")
+    # not the labels a source ships (`external`): they stay with the extracted text, out of git
+    keep = ("item", "family", "kind", "split", "language", "cue", "first", "double", "chars", "sha1")
     with (ITEMS / f"{unit}.jsonl").open("w", encoding="utf-8") as handle:
         for item in chosen:
             handle.write(json.dumps({k: item[k] for k in keep if item.get(k) is not None}, ensure_ascii=False) + "\n")
@@ -232,14 +264,18 @@ def _clip(text: str, keep: int) -> str:
     return text if len(text) <= keep else text[: keep * 2 // 3] + f"\n[… {len(text) - keep:,} characters left out …]\n" + text[-keep // 3:]
 
 
-def batch(unit: str, part: tuple[int, int], double: bool, data: Path, allow_locked: bool) -> str:
-    """The items of one annotator's batch as plain text: context (the messages before, clipped),
-    then the target message in full (up to 6,000 characters)."""
-    chosen = [i for i in items(unit) if (i["double"] if double else True)]
-    if not allow_locked:
-        chosen = [i for i in chosen if i["split"] != "locked"]
+def batch_items(unit: str, part: tuple[int, int], double: bool, split: str | None) -> list[dict[str, Any]]:
+    """The items of batch K of N: every N-th of the unit's items (those to label twice, those of
+    one side of the split), starting at the K-th."""
+    chosen = [i for i in items(unit) if (i["double"] if double else True) and (split is None or i["split"] == split)]
     index, count = part
-    chosen = [i for n, i in enumerate(chosen) if n % count == index - 1]
+    return [i for n, i in enumerate(chosen) if n % count == index - 1]
+
+
+def batch(unit: str, part: tuple[int, int], double: bool, data: Path, split: str | None) -> str:
+    """The items of one annotator's batch as plain text: context (the messages before, clipped),
+    then the target message (up to 3,500 characters: its head and tail)."""
+    chosen = batch_items(unit, part, double, split)
     records = _records_by_key(data, {i["item"].rsplit("#", 1)[0] for i in chosen})
     out = []
     for item in chosen:
@@ -248,15 +284,78 @@ def batch(unit: str, part: tuple[int, int], double: bool, data: Path, allow_lock
         target = messages[int(position)]
         if digest(text_of(target)) != item["sha1"]:
             raise SystemExit(f"{item['item']}: the extracted text changed since sampling; run `check`")
-        before = [m for m in messages[: int(position)] if m["role"] in ("user", "assistant", "tool")][-4:]
         out.append(f"=== ITEM {item['item']}")
-        for message in before:
-            calls = [c.get("name") for c in (message.get("content") or {}).get("tool_calls") or [] if isinstance(c, dict)] \
-                if isinstance(message.get("content"), dict) else []
-            shown = _clip(text_of(message) or (json.dumps(message.get("content"), ensure_ascii=False)[:600]), 1500)
-            out.append(f"--- {message['role']}{' (calls ' + ', '.join(map(str, calls)) + ')' if calls else ''}:\n{shown}")
-        out.append(f">>> TARGET {target['role']}:\n{_clip(text_of(target), 6000)}\n")
+        out.extend(_context(messages[: int(position)], unit))
+        out.append(f">>> TARGET {target['role']}:\n{_clip(text_of(target), 3500)}\n")
     return "\n".join(out)
+
+
+def _context(before: list[dict[str, Any]], unit: str) -> list[str]:
+    """The conversation before the target, as an annotator needs it: the last four user and
+    assistant messages (tool results counted, not shown), clipped; for a user message also the
+    user's earlier messages in one line each (a repeat is judged against them)."""
+    shown: list[str] = []
+    tools = 0
+    for message in reversed(before):
+        if message["role"] == "tool":
+            tools += 1
+            continue
+        if message["role"] not in ("user", "assistant") or len(shown) >= 4:
+            continue
+        content = message.get("content")
+        calls = [c.get("name") for c in (content.get("tool_calls") or []) if isinstance(c, dict)] \
+            if isinstance(content, dict) and isinstance(content.get("tool_calls"), list) else []
+        text = text_of(message) or ("(no text)" if calls else json.dumps(content, ensure_ascii=False)[:300])
+        header = f"--- {message['role']}{' (calls ' + ', '.join(map(str, calls)) + ')' if calls else ''}"
+        if tools:
+            header += f" [then {tools} tool result{'s' if tools > 1 else ''}]"
+            tools = 0
+        shown.append(f"{header}:\n{_clip(text, 800)}")
+    lines = list(reversed(shown))
+    if unit == "users":
+        earlier = [" ".join(text_of(m).split())[:120] for m in before if m["role"] == "user"][:-2]
+        if earlier:
+            lines.insert(0, "--- the user's earlier messages (first 120 characters each):\n" + "\n".join(f"* {e}" for e in earlier[-10:]))
+    return lines
+
+
+VALUES = {
+    "refusal": {"none", "cant-run", "no-web-tool", "policy", "business-rule"},
+    "frustration": {"none", "clarify", "correct", "repeat", "complain"},
+    "grade": {None, "low", "medium", "high"},
+}
+
+
+def label_problem(unit: str, row: dict[str, Any]) -> str | None:
+    """What makes a label line break the guide's schema (section 5), or None."""
+    field = "refusal" if unit == "replies" else "frustration"
+    if row.get(field) not in VALUES[field]:
+        return f"{field} {row.get(field)!r}"
+    if unit == "replies":
+        for flag in ("partial", "mention", "wrong_language"):
+            if not isinstance(row.get(flag), bool):
+                return f"{flag} is not true/false"
+        if row["partial"] and row["refusal"] == "none":
+            return "partial with refusal none"
+    else:
+        if row.get("grade") not in VALUES["grade"] or (row["frustration"] == "none") != (row.get("grade") is None):
+            return f"grade {row.get('grade')!r} with frustration {row['frustration']}"
+    return None
+
+
+def progress(unit: str, part: tuple[int, int], double: bool, annotator: str, split: str | None) -> int:
+    """How much of one batch is labelled (its items, in the batch's order) and which lines are
+    malformed: what an annotator runs before stopping."""
+    wanted = [i["item"] for i in batch_items(unit, part, double, split)]
+    labels = load_labels(unit, annotator)
+    missing = [item for item in wanted if item not in labels]
+    bad = [(item, label_problem(unit, labels[item])) for item in wanted if item in labels and label_problem(unit, labels[item])]
+    print(f"{len(wanted) - len(missing)} of {len(wanted)} labelled; {len(bad)} malformed")
+    for item, problem in bad[:20]:
+        print(f"malformed {item}: {problem}")
+    for item in missing[:10]:
+        print(f"missing {item}")
+    return 0 if not missing and not bad else 1
 
 
 # ----------------------------------------------------------------------------- agreement
@@ -319,10 +418,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("unit", choices=UNITS)
     p.add_argument("--part", type=_part, default=(1, 1))
     p.add_argument("--double", action="store_true", help="only the items labelled twice")
-    p.add_argument("--annotator-reads-locked", action="store_true",
-                   help="include locked-test items (annotators label them; whoever tunes the rules never runs this)")
+    p.add_argument("--split", choices=("tune", "locked"), default="tune",
+                   help="which side of the split (locked: annotators only; whoever tunes the rules never asks for it)")
     p.add_argument("--data", type=Path)
     sub.add_parser("agreement", help="Cohen's kappa between annotators a and b, and their disagreements")
+    p = sub.add_parser("progress", help="labels written per batch, and those that break the guide's schema")
+    p.add_argument("unit", choices=UNITS)
+    p.add_argument("--part", type=_part, default=(1, 1))
+    p.add_argument("--double", action="store_true")
+    p.add_argument("--annotator", default="a")
+    p.add_argument("--split", choices=("tune", "locked", "both"), default="tune")
     p = sub.add_parser("check", help="every item's text is still what was sampled")
     p.add_argument("--data", type=Path)
     args = parser.parse_args(argv)
@@ -332,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
         for (kind, side), n in sorted(counts.items()):
             print(f"{kind:18} {side:7} {n}")
         return 0
+    if args.command == "progress":
+        return progress(args.unit, args.part, args.double, args.annotator, None if args.split == "both" else args.split)
     if args.command == "agreement":
         from tabulate import tabulate
 
@@ -355,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{sum(i['double'] for i in chosen)} to label twice, {len({i['family'] for i in chosen})} families")
         return 0
     if args.command == "batch":
-        print(batch(args.unit, args.part, args.double, data, args.annotator_reads_locked))
+        print(batch(args.unit, args.part, args.double, data, args.split))
         return 0
     if args.command == "check":
         bad = 0
