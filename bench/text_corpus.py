@@ -216,9 +216,8 @@ def sample(unit: str, data: Path, split: dict[str, Any], seed: int) -> list[dict
         chosen.extend(picked)
     for item in chosen:
         item["split"] = split["families"][item["family"]]["split"]
-    rng = random.Random(f"{seed}:double:{unit}")
-    for item in sorted(chosen, key=lambda i: i["item"]):
-        item["double"] = rng.random() < DOUBLE_SHARE
+    for item in chosen:  # by the item alone: resampling one family leaves the others' draws as they were
+        item["double"] = int(_order(f"double:{item['item']}", seed)[:8], 16) < DOUBLE_SHARE * 0x100000000
     for item in chosen:
         item.pop("_text", None)
     return sorted(chosen, key=lambda i: (i["family"], i["item"]))
@@ -264,18 +263,23 @@ def _clip(text: str, keep: int) -> str:
     return text if len(text) <= keep else text[: keep * 2 // 3] + f"\n[… {len(text) - keep:,} characters left out …]\n" + text[-keep // 3:]
 
 
-def batch_items(unit: str, part: tuple[int, int], double: bool, split: str | None) -> list[dict[str, Any]]:
+def batch_items(unit: str, part: tuple[int, int], double: bool, split: str | None,
+                unlabelled_by: str | None = None) -> list[dict[str, Any]]:
     """The items of batch K of N: every N-th of the unit's items (those to label twice, those of
-    one side of the split), starting at the K-th."""
+    one side of the split, those an annotator has not labelled yet), starting at the K-th."""
     chosen = [i for i in items(unit) if (i["double"] if double else True) and (split is None or i["split"] == split)]
+    if unlabelled_by:
+        done = load_labels(unit, unlabelled_by)
+        chosen = [i for i in chosen if i["item"] not in done]
     index, count = part
     return [i for n, i in enumerate(chosen) if n % count == index - 1]
 
 
-def batch(unit: str, part: tuple[int, int], double: bool, data: Path, split: str | None) -> str:
+def batch(unit: str, part: tuple[int, int], double: bool, data: Path, split: str | None,
+          unlabelled_by: str | None = None) -> str:
     """The items of one annotator's batch as plain text: context (the messages before, clipped),
     then the target message (up to 3,500 characters: its head and tail)."""
-    chosen = batch_items(unit, part, double, split)
+    chosen = batch_items(unit, part, double, split, unlabelled_by)
     records = _records_by_key(data, {i["item"].rsplit("#", 1)[0] for i in chosen})
     out = []
     for item in chosen:
@@ -358,6 +362,40 @@ def progress(unit: str, part: tuple[int, int], double: bool, annotator: str, spl
     return 0 if not missing and not bad else 1
 
 
+def to_adjudicate(unit: str, split: str) -> list[dict[str, Any]]:
+    """The items of one side of the split that an adjudicator reads: those the two annotators
+    labelled differently, and those annotator a marked unsure."""
+    first, second = load_labels(unit, "a"), load_labels(unit, "b")
+    chosen = []
+    for item in items(unit):
+        if item["split"] != split or item["item"] not in first:
+            continue
+        mine, theirs = first[item["item"]], second.get(item["item"])
+        differ = theirs is not None and any(mine.get(f) != theirs.get(f) for f in FIELDS[unit])
+        if differ or mine.get("unsure"):
+            chosen.append({**item, "a": mine, "b": theirs})
+    return chosen
+
+
+def adjudication_batch(unit: str, split: str, data: Path) -> str:
+    """The adjudicator's batch: each item as annotators saw it, then both labels and notes."""
+    chosen = to_adjudicate(unit, split)
+    records = _records_by_key(data, {i["item"].rsplit("#", 1)[0] for i in chosen})
+    out = []
+    for item in chosen:
+        key, position = item["item"].rsplit("#", 1)
+        messages = records[key]["messages"]
+        out.append(f"=== ITEM {item['item']}")
+        out.extend(_context(messages[: int(position)], unit))
+        out.append(f">>> TARGET {messages[int(position)]['role']}:\n{_clip(text_of(messages[int(position)]), 3500)}")
+        for who in ("a", "b"):
+            if item[who] is not None:
+                shown = {k: v for k, v in item[who].items() if k != "item"}
+                out.append(f"### annotator {who}: {json.dumps(shown, ensure_ascii=False)}")
+        out.append("")
+    return "\n".join(out)
+
+
 # ----------------------------------------------------------------------------- agreement
 FIELDS = {"replies": ("refusal", "partial", "mention", "wrong_language"), "users": ("frustration", "grade")}
 
@@ -420,8 +458,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--double", action="store_true", help="only the items labelled twice")
     p.add_argument("--split", choices=("tune", "locked"), default="tune",
                    help="which side of the split (locked: annotators only; whoever tunes the rules never asks for it)")
+    p.add_argument("--unlabelled-by", metavar="ANNOTATOR", help="only the items this annotator has not labelled")
     p.add_argument("--data", type=Path)
     sub.add_parser("agreement", help="Cohen's kappa between annotators a and b, and their disagreements")
+    p = sub.add_parser("adjudicate", help="print the adjudicator's batch: disagreements and unsure items")
+    p.add_argument("unit", choices=UNITS)
+    p.add_argument("--split", choices=("tune", "locked"), required=True)
+    p.add_argument("--data", type=Path)
     p = sub.add_parser("progress", help="labels written per batch, and those that break the guide's schema")
     p.add_argument("unit", choices=UNITS)
     p.add_argument("--part", type=_part, default=(1, 1))
@@ -461,8 +504,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{unit}: {len(chosen)} items, {sum(i['split'] == 'locked' for i in chosen)} locked, "
                   f"{sum(i['double'] for i in chosen)} to label twice, {len({i['family'] for i in chosen})} families")
         return 0
+    if args.command == "adjudicate":
+        print(adjudication_batch(args.unit, args.split, data))
+        return 0
     if args.command == "batch":
-        print(batch(args.unit, args.part, args.double, data, args.split))
+        print(batch(args.unit, args.part, args.double, data, args.split, args.unlabelled_by))
         return 0
     if args.command == "check":
         bad = 0

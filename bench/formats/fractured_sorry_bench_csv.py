@@ -5,8 +5,8 @@ benchmark's own GPT-4o judge.
 
 Files: `responses/<model>/vanilla_responses.csv` and `responses/<model>/decomposed_responses.csv`,
 columns `answers` and `llm-eval` (Harmful & Relevant Answer / Harmful but Irrelevant Answer /
-Harmless Answer; empty when the judge failed). Vanilla `answers` is the reply text; decomposed
-`answers` is the whole chat as a JSON list (system prompt asking for answers of at most two
+Harmless Answer; empty when the judge failed). Decomposed `answers` is the whole chat as a JSON
+list, and so is vanilla `answers` in most rows (a plain reply in the others) (system prompt asking for answers of at most two
 sentences, then user sub-question / assistant answer pairs). Row i answers item i of
 `data/question_breakdowns.jsonl` (`original_question`, `decomposed_steps`): the vanilla user message
 is `original_question` (the runner read the same 450 questions in that order). The models were asked
@@ -51,18 +51,15 @@ def sessions(read, files, source):
                        "field": f"{path}:row {i}.llm-eval"}
             clock = START
             rows = []
-            if kind == "vanilla":
+            chat = _chat(row.get("answers"))
+            if kind == "vanilla" and chat is None:  # a plain reply
                 q = questions[i].get("original_question") if i < len(questions) else ""
                 rows = [{"role": "user", "content": {"text": q or ""}, "created_at": clock},
                         {"role": "assistant", "content": {"text": row.get("answers") or "", "tool_calls": [],
                                                           "finish_reason": "stop"},
                          "created_at": clock + timedelta(seconds=5)}]
-            else:
-                try:
-                    chat = json.loads(row.get("answers") or "[]")
-                except ValueError:
-                    continue
-                for msg in chat:
+            else:  # the whole chat as a JSON list (decomposed rows, and most vanilla ones too)
+                for msg in chat or ():
                     role = msg.get("role")
                     content = msg.get("content") or ""
                     if role == "assistant":
@@ -82,3 +79,17 @@ def sessions(read, files, source):
                             "status": None, "goal": None, "extra": {"attack": kind}},
                 "messages": rows,
             }
+
+
+def _chat(answers: str | None) -> list[dict] | None:
+    """`answers` as a chat (a JSON list of {role, content}), or None when it is a plain reply."""
+    text = (answers or "").lstrip()
+    if not text.startswith("["):
+        return None
+    try:
+        chat = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(chat, list) and chat and all(isinstance(m, dict) and "role" in m for m in chat):
+        return chat
+    return None
