@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -76,34 +77,44 @@ def phrase_examples() -> list[dict]:
     return out
 
 
-_READ: dict[str, list[int] | None] = {}
+_READ: dict[str, dict[str, list[int]] | None] = {}
 
 
-def features_of(example: dict) -> list[int] | None:
-    """The hashed features the model reads of an example (None: not read), computed once."""
+def features_of(example: dict, part: str = "features") -> list[int] | None:
+    """The hashed features one of the models reads of an example (`part`: features for the
+    detector, grounds for the kind model, partial for the partial model; None: not read)."""
     if example["item"] not in _READ:
         reading = refusal.read(example["text"])
-        _READ[example["item"]] = None if reading is None else sorted(set(feats.hashed(reading.features)))
-    return _READ[example["item"]]
+        abstract = [f for f in reading.features if not f.startswith(("w|", "b|", "p|"))] if reading else []
+        _READ[example["item"]] = None if reading is None else {
+            "features": sorted(set(feats.hashed(reading.features))),
+            "abstract": sorted(set(feats.hashed(abstract))),
+            "grounds": sorted(set(feats.hashed(reading.grounds))),
+            "partial": sorted(set(feats.hashed(reading.shape + reading.grounds))),
+        }
+    read = _READ[example["item"]]
+    return None if read is None else read[part]
 
 
 class Vectors:
     """Examples as a sparse matrix over the feature buckets they use (compact columns: fitting
     is over tens of thousands of columns, not the 262,144 buckets)."""
 
-    def __init__(self, examples: list[dict]) -> None:
+    def __init__(self, examples: list[dict], part: str = "features", abstract: bool = False) -> None:
         from scipy.sparse import csr_matrix
 
         rows, cols, self.kept = [], [], []
         self.column: dict[int, int] = {}
+        views = (part, "abstract") if abstract else (part,)
         for example in examples:
-            features = features_of(example)
-            if features is None:
-                continue
-            for feature in features:
-                rows.append(len(self.kept))
-                cols.append(self.column.setdefault(feature, len(self.column)))
-            self.kept.append(example)
+            for view in views:
+                features = features_of(example, view)
+                if features is None:
+                    break
+                for feature in features:
+                    rows.append(len(self.kept))
+                    cols.append(self.column.setdefault(feature, len(self.column)))
+                self.kept.append(example)
         self.buckets = sorted(self.column, key=self.column.get)
         self.matrix = csr_matrix(([1.0] * len(rows), (rows, cols)), shape=(len(self.kept), len(self.column)))
 
@@ -149,22 +160,100 @@ def scores(gold: list[str], predicted: list[str], kinds: tuple[str, ...]) -> lis
     return rows
 
 
+def train(examples: list[dict], c: float) -> dict:
+    """The learned models of text.refusal, as the JSON it loads: `detect` (none / refusal) over
+    words and cues, `partial` over the reply's shape and grounds (the kind is read from the
+    grounds by a fixed priority: text.refusal.kind_of)."""
+    # each example twice: as read, and with its cue tables and shape only (no words), so that the
+    # detector learns to decide from what holds in any language, not only from English words
+    vectors = Vectors(examples, abstract=True)
+    detect = fit(vectors.matrix, ["none" if e["kind"] == "none" else "refusal" for e in vectors.kept], c)
+    out = {"detect": export(detect, ("none", "refusal"), vectors.buckets)}
+    refusing = [e for e in examples if e["kind"] != "none" and not e.get("weak") and features_of(e) is not None]
+    if sum(e["partial"] for e in refusing) >= 10:
+        shape = Vectors(refusing, "partial")
+        partial = fit(shape.matrix, ["partial" if e["partial"] else "whole" for e in shape.kept], c)
+        out["partial"] = export(partial, ("whole", "partial"), shape.buckets)
+    return out
+
+
+def predict(models: dict[str, feats.LinearModel], example: dict) -> str:
+    features = features_of(example)
+    if features is None or models["detect"].best(features)[0] != "refusal":
+        return "none"
+    return refusal.kind_of(refusal.read(example["text"]).grounds)
+
+
 def held_out(examples: list[dict], c: float, folds: int | None) -> list[str]:
-    """Each tune family predicted by a model trained on the other families (and the phrases):
+    """Each tune family predicted by models trained on the other families (and the phrases):
     one family out at a time (folds None), or the families dealt into `folds` groups."""
     predicted = {}
-    families = sorted({e["family"] for e in examples if e["family"] != "phrases"})
+    families = sorted({e["family"] for e in examples if e["family"] not in ("phrases", "quotes")})
     groups = [[f] for f in families] if folds is None else [families[i::folds] for i in range(folds)]
     for group in groups:
-        train = [e for e in examples if e["family"] not in group]
-        test = [e for e in examples if e["family"] in group]
-        vectors = Vectors(train)
-        model = fit(vectors.matrix, [e["kind"] for e in vectors.kept], c)
-        exported = feats.LinearModel(export(model, refusal.KINDS, vectors.buckets))
-        for example in test:
-            features = features_of(example)
-            predicted[example["item"]] = "none" if features is None else exported.best(features)[0]
+        trained = {k: feats.LinearModel(v) for k, v in
+                   train([e for e in examples if e["family"] not in group], c).items()}
+        for example in examples:
+            if example["family"] in group:
+                predicted[example["item"]] = predict(trained, example)
     return [predicted.get(e["item"], "none") for e in examples]
+
+
+# the labels some tune families ship, read as refusal or not where they agree with the guide's
+# labels on the items labelled both ways (bench/realcorpus/README.md, "Weak labels"): None skips
+WEAK = {
+    "chatgpt-refusals": lambda e: {"rejected": "policy", "redirected": "policy", "complied": "none"}.get(e.get("tone")),
+    "jbb-artifacts": lambda e: {True: "none", False: "policy"}.get(e.get("jailbroken")),
+    "saferlhf-mini": lambda e: "none" if e.get("label") == 1 else None,
+    "square-ood": lambda e: "none",
+}
+
+
+def weak_examples(split: str = "tune") -> list[dict]:
+    """The tune families' replies nobody labelled to the guide, with the label their source
+    ships read through WEAK (for the detector only: it says refusal or not, never the kind)."""
+    families = {s["name"]: text_corpus.family_of(s) for s in text_corpus.sources()}
+    sides = text_corpus.load_split()["families"]
+    labelled = {i["item"] for i in text_corpus.items("replies")}
+    out = []
+    for record in real_corpus.iter_records(real_corpus.find_data_dir()):
+        source = record["provenance"]["source"]
+        if source not in WEAK or sides[families[source]]["split"] != split:
+            continue
+        for position, message in enumerate(record["messages"]):
+            item = f"{record['key']}#{position}"
+            value = WEAK[source](message["external"]) if message.get("external") else None
+            if value is None or item in labelled or message["role"] != "assistant":
+                continue
+            out.append({"item": item, "family": families[source], "language": "xx", "text": text_corpus.text_of(message),
+                        "kind": value, "partial": False, "weak": True})
+    return out
+
+
+def quote_examples() -> list[dict]:
+    """The replies the 582-session corpus's labels quote as cant-run or no-web-tool (its labels
+    are per session, each quoting the sentence: the reply holding it is an example of that kind)."""
+    out = []
+    quoted: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for path in sorted((HERE / "realcorpus" / "labels").glob("*.yaml")):
+        if path.name == "raw_counts.yaml":
+            continue
+        for key, label in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items():
+            for kind in ("cant-run", "no-web-tool"):
+                reason = ((label or {}).get("flags") or {}).get(kind)
+                found = re.findall(r'"([^"]{12,})"', reason or "")
+                quoted[key].extend((kind, q) for q in found)
+    data = real_corpus.find_data_dir()
+    for record in real_corpus.iter_records(data):
+        for kind, quote in quoted.get(record["key"], ()):
+            head = " ".join(quote.split())[:60].lower()
+            for position, message in enumerate(record["messages"]):
+                text = text_corpus.text_of(message)
+                if message["role"] == "assistant" and head and head in " ".join(text.split()).lower():
+                    out.append({"item": f"{record['key']}#{position}", "family": "quotes", "language": "xx",
+                                "text": text, "kind": kind, "partial": False})
+                    break
+    return list({e["item"]: e for e in out}.values())
 
 
 def main() -> int:
@@ -175,13 +264,14 @@ def main() -> int:
     parser.add_argument("--folds", type=int, default=None, metavar="K",
                         help="score with the families dealt into K groups (faster than --lofo)")
     parser.add_argument("--write", action="store_true", help="write nomos_forensics/text/models/refusal.json")
+    parser.add_argument("--weak", action="store_true", help="add the tune families' own labels (WEAK) to the detector's examples")
     parser.add_argument("--errors", type=int, default=0, metavar="N",
                         help="with --lofo: print N misses and N false alarms per kind (tune texts only)")
     args = parser.parse_args()
     from tabulate import tabulate
 
     replies = reply_examples("tune")
-    examples = replies + phrase_examples()
+    examples = replies + phrase_examples() + quote_examples() + (weak_examples() if args.weak else [])
     positives = [e for e in replies if e["kind"] != "none"]
     missed = [e for e in positives if features_of(e) is None]
     print(f"{len(replies)} labelled tune replies from {len({e['family'] for e in replies})} families "
@@ -191,12 +281,30 @@ def main() -> int:
     if args.lofo or args.folds:
         predicted = held_out(examples, args.c, None if args.lofo else args.folds)
         gold = [e["kind"] for e in examples]
-        real = [i for i, e in enumerate(examples) if e["family"] != "phrases"]
+        real = [i for i, e in enumerate(examples) if e["family"] not in ("phrases", "quotes") and not e.get("weak")]
         print(f"\n{'leave-one-family-out' if args.lofo else f'families in {args.folds} held-out groups'}, real replies only:")
-        print(tabulate(scores([gold[i] for i in real], [predicted[i] for i in real], refusal.KINDS[1:]),
+        print(tabulate(scores([gold[i] for i in real], [predicted[i] for i in real], refusal.REFUSAL_KINDS),
                        ["kind", "labelled", "TP", "FP", "FN", "precision", "recall"], tablefmt="github"))
+        gold_any = [gold[i] != "none" for i in real]
+        got_any = [predicted[i] != "none" for i in real]
+        tp = sum(g and p for g, p in zip(gold_any, got_any))
+        print(f"\ndetection (any kind): {sum(gold_any)} refusals, found {tp}, false alarms {sum(p and not g for g, p in zip(gold_any, got_any))}"
+              f" (precision {tp / max(1, sum(got_any)):.2f}, recall {tp / max(1, sum(gold_any)):.2f}); "
+              f"kind right on {sum(gold[i] == predicted[i] for i in real if gold[i] != 'none' and predicted[i] != 'none')}"
+              f" of {sum(1 for i in real if gold[i] != 'none' and predicted[i] != 'none')} refusals found")
+        per_family = defaultdict(lambda: [0, 0, 0, 0])  # refusals, found, false alarms, replies
+        for i in real:
+            row = per_family[examples[i]["family"]]
+            row[0] += gold[i] != "none"
+            row[1] += gold[i] != "none" and predicted[i] != "none"
+            row[2] += gold[i] == "none" and predicted[i] != "none"
+            row[3] += 1
+        print(tabulate(sorted(([f, *v] for f, v in per_family.items() if v[0] or v[2]), key=lambda r: -(r[1] + r[3])),
+                       ["family", "refusals", "found", "false alarms", "replies"], tablefmt="github"))
+        confusion = Counter((gold[i], predicted[i]) for i in real if gold[i] != "none" and predicted[i] != "none")
+        print("kind confusion (gold -> got): " + ", ".join(f"{g}->{p} {n}" for (g, p), n in sorted(confusion.items())))
         if args.errors:
-            for kind in refusal.KINDS[1:]:
+            for kind in refusal.REFUSAL_KINDS:
                 for title, wrong in (("missed", lambda i, k=kind: gold[i] == k and predicted[i] != k),
                                      ("false alarm", lambda i, k=kind: predicted[i] == k and gold[i] != k)):
                     shown = [i for i in real if wrong(i)][: args.errors]
@@ -217,18 +325,10 @@ def main() -> int:
             rows.append([language, len(indexes), len(refusing), caught, false])
         print("\nby language (any refusal kind):")
         print(tabulate(rows, ["language", "replies", "refusals", "found", "false alarms"], tablefmt="github"))
-    vectors = Vectors(examples)
-    kept = vectors.kept
-    model = fit(vectors.matrix, [e["kind"] for e in kept], args.c)
-    out = {"kind": export(model, refusal.KINDS, vectors.buckets)}
-    refusing = [e for e in kept if e["kind"] != "none"]
-    if sum(e["partial"] for e in refusing) >= 10:
-        partial_vectors = Vectors(refusing)
-        partial = fit(partial_vectors.matrix, ["partial" if e["partial"] else "whole" for e in partial_vectors.kept], args.c)
-        out["partial"] = export(partial, ("whole", "partial"), partial_vectors.buckets)
-    out["kind"]["meta"] = {"trained_on": len(kept), "families": sorted({e["family"] for e in kept}), "c": args.c}
-    print(f"\nmodel: {len(out['kind']['weights'])} weighted features"
-          + (f", partial model: {len(out['partial']['weights'])}" if "partial" in out else ""))
+    out = train(examples, args.c)
+    out["detect"]["meta"] = {"trained_on": sum(1 for e in examples if features_of(e) is not None),
+                             "families": sorted({e["family"] for e in examples}), "c": args.c}
+    print("\nmodels: " + ", ".join(f"{name} {len(model['weights'])} weighted features" for name, model in out.items()))
     if args.write:
         MODELS.mkdir(exist_ok=True)
         (MODELS / "refusal.json").write_text(json.dumps(out, separators=(",", ":")), encoding="utf-8")

@@ -1,0 +1,94 @@
+"""Features of a text for the learned models of `text/` (refusal, frustration): hashed words,
+word pairs, word prefixes and character pairs of scripts written without spaces, cue words by
+table, and what surrounds them. One function serves training (bench/train_text.py) and
+inference, so the two never drift apart. Pure Python: crc32 (C) hashes each feature.
+
+A message is read in bounded windows (its opening and its closing), whatever its length.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable, Mapping
+
+BUCKETS = 1 << 18  # hashed feature space; the shipped weights hold only the features training saw
+OPENING, CLOSING = 1500, 700  # characters of prose read at the start and at the end
+
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+# scripts written without spaces between words (kana, CJK ideographs) read as character pairs;
+# Hangul is spaced, but its words carry endings: pairs too
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def window(prose: str) -> str:
+    """The part of a message's prose that is read: all of it when short, else its opening and
+    its closing (a decline is said at the start or at the end)."""
+    if len(prose) <= OPENING + CLOSING:
+        return prose
+    return prose[:OPENING] + "\n" + prose[-CLOSING:]
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case words; a run of an unspaced script becomes its character pairs."""
+    out: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if _UNSPACED.search(word):
+            if len(word) == 1:
+                out.append(word)
+            else:
+                out.extend(word[i:i + 2] for i in range(len(word) - 1))
+        else:
+            out.append(word)
+    return out
+
+
+def hashed(names: Iterable[str]) -> list[int]:
+    mask = BUCKETS - 1
+    return [zlib.crc32(name.encode("utf-8", "replace")) & mask for name in names]
+
+
+def text_features(text: str, prefix: str = "") -> list[str]:
+    """Words, word pairs and 5-letter word prefixes of `text`, named with `prefix`."""
+    words = tokens(text)
+    names = [f"{prefix}w|{w}" for w in words]
+    names.extend(f"{prefix}b|{a} {b}" for a, b in zip(words, words[1:]))
+    names.extend(f"{prefix}p|{w[:5]}" for w in words if len(w) > 6 and not _UNSPACED.search(w))
+    return names
+
+
+def bucket(value: int, edges: tuple[int, ...]) -> int:
+    """The index of the first edge `value` is under (len(edges) when over all of them)."""
+    for index, edge in enumerate(edges):
+        if value < edge:
+            return index
+    return len(edges)
+
+
+class LinearModel:
+    """A linear model over hashed features: per class a bias and a weight per feature bucket
+    (the buckets training never saw weigh nothing). Loaded from the JSON bench/train_text.py
+    writes."""
+
+    def __init__(self, data: Mapping) -> None:
+        self.classes: tuple[str, ...] = tuple(data["classes"])
+        self.bias: tuple[float, ...] = tuple(data["bias"])
+        self.weights: dict[int, tuple[float, ...]] = {int(k): tuple(v) for k, v in data["weights"].items()}
+        self.meta: dict = dict(data.get("meta", {}))
+
+    def scores(self, features: Iterable[int]) -> list[float]:
+        total = list(self.bias)
+        weights = self.weights
+        width = len(total)
+        for feature in features:
+            row = weights.get(feature)
+            if row is not None:
+                for index in range(width):
+                    total[index] += row[index]
+        return total
+
+    def best(self, features: Iterable[int]) -> tuple[str, float]:
+        """The class with the highest score, and its margin over the runner-up."""
+        scores = self.scores(features)
+        order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+        return self.classes[order[0]], scores[order[0]] - scores[order[1]] if len(order) > 1 else scores[order[0]]
