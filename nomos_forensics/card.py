@@ -177,9 +177,9 @@ def outcome_note(outcome: str, severity: str, blockers: list[tuple[str, list[int
         turns = [turn for _, found in blockers for turn in found if turn]
         rules = ", ".join(dict.fromkeys(rule for rule, _ in blockers))
         where = f" in turn {min(turns)}" if turns else ""
-        return f"achieved, after a blocker{where} ({rules}): the session recovered from it"
+        return f"achieved, after a blocker{where} ({rules}): the Outcome reads how it ends, the Severity its worst finding"
     if outcome in (Outcome.FAILED, Outcome.PARTIAL) and severity in ("none", Severity.COSMETIC.label):
-        return f"{outcome}, but no rule found a cause: the Outcome reads how the session ends"
+        return f"{outcome}, but no rule found a cause: the Outcome reads how it ends, the Severity its worst finding"
     return None
 
 
