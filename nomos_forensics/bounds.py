@@ -1,6 +1,6 @@
 """What one card may hold: the bounds every finding is held to where it leaves a rule (built-in
 or plugin), so that one session's card, review and report entry stay small whatever the
-session or the plugin (README, "Bounds"), and nothing a rule yields can stop a scan.
+session or the plugin (docs/exit-codes.md, "Bounds"), and nothing a rule yields can stop a scan.
 """
 
 from __future__ import annotations

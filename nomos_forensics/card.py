@@ -1,7 +1,11 @@
 """The review card: the runbook's section-5 summary of one session, as data.
 
 Renderers (render.py) turn a Card into text, markdown or JSON; nothing here formats output.
-The outcome decision is documented in the README ("How the outcome is decided").
+The outcome decision is documented in docs/outcome.md ("How the outcome is decided").
+
+A *turn* is one user message and every message after it up to the next user message; messages
+before the first user message belong to no turn (turn 0). `Stats.turns` counts turns, and every
+format (text, markdown, JSON, HTML) prints that one number.
 """
 
 from __future__ import annotations
@@ -122,6 +126,15 @@ class Card:
         return seen
 
     @property
+    def outcome_note(self) -> str | None:
+        """One short line when the Outcome and the Severity seem to disagree (`outcome_note`)."""
+        severity = self.severity
+        if severity == Severity.BLOCKER and self.outcome == Outcome.ACHIEVED:
+            blockers = [(f.rule, [e.turn for e in f.evidence]) for f in self.findings if f.severity == severity]
+            return outcome_note(self.outcome, severity.label, blockers)
+        return outcome_note(self.outcome, severity.label, [])
+
+    @property
     def fixes(self) -> list[str]:
         seen: list[str] = []
         for finding in sorted(self.findings, key=lambda f: -f.severity):
@@ -144,6 +157,7 @@ class Card:
             "objective": self.objective,
             "outcome": self.outcome,
             "outcome_reason": self.outcome_reason,
+            "outcome_note": self.outcome_note,
             "findings": [f.to_json() for f in self.findings],
             "severity": self.severity.label,
             "blockers": self.blockers,
@@ -152,6 +166,21 @@ class Card:
             "skipped_rules": self.skipped,
             "notes": self.notes,
         }
+
+
+def outcome_note(outcome: str, severity: str, blockers: list[tuple[str, list[int | None]]]) -> str | None:
+    """Why an Outcome and a Severity that seem to disagree both hold, in one line, or None
+    (`blockers`: each blocker finding's rule and its evidence's turns). The Outcome reads how the
+    session ends; the Severity is its worst finding, wherever it was: a session can end well
+    after a blocker, or badly with no finding that names why."""
+    if outcome == Outcome.ACHIEVED and severity == Severity.BLOCKER.label:
+        turns = [turn for _, found in blockers for turn in found if turn]
+        rules = ", ".join(dict.fromkeys(rule for rule, _ in blockers))
+        where = f" in turn {min(turns)}" if turns else ""
+        return f"achieved, after a blocker{where} ({rules}): the Outcome reads how it ends, the Severity its worst finding"
+    if outcome in (Outcome.FAILED, Outcome.PARTIAL) and severity in ("none", Severity.COSMETIC.label):
+        return f"{outcome}, but no rule found a cause: the Outcome reads how it ends, the Severity its worst finding"
+    return None
 
 
 def objective_of(session: Session) -> str:

@@ -21,7 +21,7 @@ from . import config as config_mod
 from . import plugins as plugins_mod
 from .db import DSN_ENV, ConnectionSettings, Database
 from .errors import Activity, ConfigError, ExitCode, ForensicsError, InternalError
-from .render import Format, neutralise
+from .render import WIDE, Format, neutralise
 from .rule import Severity
 
 PROG = "nomos-forensics"
@@ -107,6 +107,18 @@ def format_option(*choices: Format, default: Format) -> Callable:
         callback=lambda _ctx, _param, value: Format(value),
         help="Output format.",
     )
+
+
+def wide_option(func: Callable) -> Callable:
+    """--wide: text tables and cards as wide as they come, not wrapped to the terminal's width."""
+    @click.option("--wide", is_flag=True, envvar="NOMOS_FORENSICS_WIDE",
+                  help="Do not wrap tables and cards to the terminal width (or 100 columns when not a terminal).")
+    @functools.wraps(func)
+    def wrapper(*args, wide, **kwargs):
+        WIDE.set(bool(wide))
+        return func(*args, **kwargs)
+
+    return wrapper
 
 
 def severity_choice() -> click.Choice:
@@ -206,7 +218,7 @@ OUTPUT_FAILURES = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
 
 class OutputClosed(Exception):
-    """stdout was closed under us (`| head`): stop at once, exit 0 (README, exit codes)."""
+    """stdout was closed under us (`| head`): stop at once, exit 0 (docs/exit-codes.md)."""
 
 
 class Group(click.Group):

@@ -15,6 +15,8 @@ from .trends import ERRORED, MESSAGES, SESSIONS, Series
 SCHEMA_VERSION = 1
 BEFORE, AFTER = "before", "after"
 IMPROVED, REGRESSED, NO_CHANGE, TOO_FEW = "improved", "regressed", "no significant change", "too few sessions"
+# a period's `status`: enough sessions for rates, fewer than --min-sessions, or none at all
+ENOUGH, FEW, NONE = "ok", "too few", "no sessions"
 VERDICTS = (IMPROVED, REGRESSED, NO_CHANGE, TOO_FEW)
 DEFAULT_MIN_SESSIONS = 30
 FDR = 0.05  # Benjamini–Hochberg false-discovery rate across the signatures compared
@@ -130,9 +132,11 @@ def compare(series: Series, *, min_sessions: int = DEFAULT_MIN_SESSIONS, fdr: fl
         "schema_version": SCHEMA_VERSION,
         "split": split,
         "before": {"from": iso(periods.before.start), "until": iso(periods.before.end),
-                   "sessions": n1, "messages": total(BEFORE, MESSAGES), "rule_errors": total(BEFORE, ERRORED)},
+                   "sessions": n1, "messages": total(BEFORE, MESSAGES), "rule_errors": total(BEFORE, ERRORED),
+                   "status": period_status(n1, min_sessions)},
         "after": {"from": iso(periods.after.start), "until": iso(periods.after.end),
-                  "sessions": n2, "messages": total(AFTER, MESSAGES), "rule_errors": total(AFTER, ERRORED)},
+                  "sessions": n2, "messages": total(AFTER, MESSAGES), "rule_errors": total(AFTER, ERRORED),
+                  "status": period_status(n2, min_sessions)},
         "method": {
             "interval": "Newcombe hybrid score (Wilson), 95%",
             "test": "Fisher's exact, two-sided",
@@ -153,6 +157,11 @@ def compare(series: Series, *, min_sessions: int = DEFAULT_MIN_SESSIONS, fdr: fl
     data["regressions"] = [row["rule"] for row in rows if row["verdict"] == REGRESSED]
     data["improvements"] = [row["rule"] for row in rows if row["verdict"] == IMPROVED]
     return Comparison(data)
+
+
+def period_status(sessions: int, min_sessions: int) -> str:
+    """`ok`, `too few` (under --min-sessions: counts, but no rates worth reading) or `no sessions`."""
+    return NONE if sessions == 0 else FEW if sessions < min_sessions else ENOUGH
 
 
 def _n(counts) -> int:

@@ -18,8 +18,9 @@ from .errors import ConfigError
 LOCAL_FILE = "nomos-forensics.toml"
 PYPROJECT = "pyproject.toml"
 TOOL_KEY = "nomos-forensics"
-TOP_LEVEL_KEYS = {"select", "ignore", "fail-on", "grace-minutes", "rules", "bounds"}
+TOP_LEVEL_KEYS = {"select", "ignore", "fail-on", "grace-minutes", "rules", "bounds", "fixes"}
 DEFAULT_GRACE_MINUTES = 10.0
+MAX_FIX_CHARS = 2000  # an operator's fix text, as long as a rule's may be (bounds.fix_chars)
 
 
 @dataclass
@@ -32,6 +33,14 @@ class Config:
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule name or code -> options
     source: str | None = None
     bounds: Bounds = DEFAULT_BOUNDS  # what one card may hold
+    fixes: dict[str, str] = field(default_factory=dict)  # rule name or code -> the operator's own fix text
+
+    def fix_for(self, name: str, code: str) -> str | None:
+        """The operator's fix text for this rule (`[fixes]`), or None: the rule's own."""
+        for key, text in self.fixes.items():
+            if key.lower() in (name.lower(), code.lower()):
+                return text
+        return None
 
     def options_for(self, name: str, code: str) -> dict[str, Any]:
         merged: dict[str, Any] = {}
@@ -84,7 +93,19 @@ def parse(table: dict[str, Any], source: str) -> Config:
         grace_minutes=float(grace),
         rules={str(k): dict(v) for k, v in rules.items()},
         source=source,
+        fixes=_fixes(table.get("fixes", {}), source),
     )
+
+
+def _fixes(table: Any, source: str) -> dict[str, str]:
+    """`[fixes]`: rule name or code = the fix text every finding of that rule then carries."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: `fixes` must be a table of rule = \"fix text\"")
+    for key, value in table.items():
+        if not isinstance(value, str) or not value.strip() or len(value) > MAX_FIX_CHARS:
+            raise ConfigError(f"{source}: `fixes.{key}` must be a string of 1 to {MAX_FIX_CHARS:,} characters "
+                              "(the fix text for that rule)")
+    return {str(k): " ".join(v.split()) for k, v in table.items()}
 
 
 def _bounds(table: Any, source: str) -> Bounds:

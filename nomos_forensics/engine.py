@@ -59,6 +59,7 @@ class RuleSet:
     problems: list[RuleError] = field(default_factory=list)  # plugin load problems
     grace: timedelta = DEFAULT_GRACE  # an `active` session younger than this is still running
     bounds: Bounds = DEFAULT_BOUNDS  # what one card may hold (bounds.py)
+    fixes: dict[str, str] = field(default_factory=dict)  # rule name -> the operator's fix text (config `[fixes]`)
 
     @property
     def needs(self) -> set[Need]:
@@ -111,6 +112,9 @@ def build_ruleset(
     for key in config.rules:
         if key.lower() not in known:
             ruleset.warnings.append(f"{config.source}: options for unknown rule {key!r}; ignored")
+    for key in config.fixes:
+        if key.lower() not in known:
+            ruleset.warnings.append(f"{config.source}: a fix for unknown rule {key!r}; ignored")
     for spec in registry.rules:
         if selectors and not any(_matches(spec, s) for s in selectors):
             continue
@@ -138,6 +142,9 @@ def build_ruleset(
                 ruleset.skipped.append({"rule": spec.name, "code": spec.code, "reason": "; ".join(reasons)})
                 continue
         ruleset.active.append(ActiveRule(spec, rule))
+        fix = config.fix_for(spec.name, spec.code)
+        if fix is not None:
+            ruleset.fixes[spec.name] = fix
     return ruleset
 
 
@@ -304,6 +311,8 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
         if found:  # most rules find nothing in most sessions
             findings.extend(_valid(active.rule.name, found, errors, ruleset.bounds))
     findings.sort(key=lambda f: (-f.severity, f.code))
+    if ruleset.fixes:
+        _own_fixes(findings, ruleset.fixes)
     if findings:
         findings = _bound_card(findings, errors, ruleset.bounds)
     outcome, why = explain_outcome(session, findings, ruleset.grace)
@@ -323,6 +332,14 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
     if manager is not None:
         call_card_hook(manager, card, session)
     return card
+
+
+def _own_fixes(findings: list[Finding], fixes: dict[str, str]) -> None:
+    """The operator's fix text (config `[fixes]`) in place of the rule's, on each of its findings."""
+    for finding in findings:
+        own = fixes.get(finding.rule)
+        if own is not None:
+            finding.fix, finding.fix_source = own, "config"
 
 
 def _valid(rule: str, found: list, errors: list[RuleError], bounds: Bounds = DEFAULT_BOUNDS) -> list[Finding]:

@@ -6,12 +6,13 @@ import enum
 
 
 class ExitCode(enum.IntEnum):
-    """Documented process exit codes (README, "Exit codes")."""
+    """Documented process exit codes (docs/exit-codes.md)."""
 
     OK = 0
     FINDINGS = 1  # a finding at or above --fail-on, or a rule raised an error
     ENVIRONMENT = 2  # usage, connection, unknown session, schema mismatch, lost connection
     SHARDS = 3  # merge: shard files missing, duplicated, from different scans, or corrupt
+    NOTHING_MATCHED = 4  # a gate (--fail-on, --fail-on-regression) over a selection with no sessions
     CRASH = 70  # an unexpected error (a bug): one line, the traceback under --debug (sysexits' EX_SOFTWARE)
     INTERRUPTED = 130  # Ctrl-C
 

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .ending import DEFAULT_GRACE
+from .fixes import nomos_names
 from .model import Message, excerpt
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ class Finding:
     # ended: the card's Outcome weighs these; it reads the conversation itself, never text findings
     from_records: bool = False
     evidence_omitted: int = 0  # evidence items left out by the card's bounds (bounds.py)
+    fix_source: str = "rule"  # "config": the operator's own fix text for this rule (`[fixes]`)
 
     def to_json(self) -> dict[str, Any]:
         shown = {
@@ -87,6 +89,8 @@ class Finding:
             "message": self.message,
             "root_cause": self.root_cause,
             "fix": self.fix,
+            "fix_source": self.fix_source,
+            "fix_nomos": nomos_names(self.fix) if self.fix_source == "rule" else [],
             "evidence": [e.to_json() for e in self.evidence],
             "data": self.data,
         }

@@ -23,6 +23,7 @@ do. What is here is a stable API; the modules behind it are not.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 
 from .ending import (
@@ -84,8 +85,35 @@ def statements(text: str) -> Iterator[tuple[str, str]]:
 
 def quote_from(text: str, sentence: str) -> str:
     """`sentence` as the author wrote it in `text` (inline code kept, white space folded), from
-    where it starts to the end of the text; the normalised sentence when it cannot be found."""
+    where it starts to the end of the text; the normalised sentence when it cannot be found.
+
+    `sentence` is read from prose (`sentences`: inline code, markdown markers out, quotes
+    straightened), so its first words are looked for among the words of `text` outside inline
+    code: "Since `sudo` requires a password" is found from "Since requires a password"."""
     flat = " ".join(text.split())
-    head = " ".join(sentence.split()[:3])
-    start = flat.lower().find(head.lower()) if head else -1
-    return flat[start:] if start >= 0 else sentence
+    head = [unicodedata.normalize("NFKC", w).lower() for w in _WORD.findall(sentence)][:3]
+    if not head:
+        return sentence
+    blanked = _CODE_SPAN.sub(lambda m: " " * len(m.group()), flat)  # same length: positions hold
+    words = [(m.start(), unicodedata.normalize("NFKC", m.group()).lower()) for m in _WORD.finditer(blanked)]
+    for index in range(len(words) - len(head) + 1):
+        if all(words[index + k][1] == head[k] for k in range(len(head))):
+            return flat[_opening(flat, words[index][0]):]
+    return sentence
+
+
+_WORD = re.compile(r"\w+")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+
+
+def _opening(flat: str, start: int) -> int:
+    """`start` moved back over the quote marks, brackets or inline code that open its sentence
+    ("`make` fails" is found at "fails")."""
+    while start and flat[start - 1] in "\"'“‘«(*_":
+        start -= 1
+    before = flat[:start].rstrip()
+    if before.endswith("`"):
+        code = before.rfind("`", 0, len(before) - 1)
+        if code >= 0 and (code == 0 or flat[:code].rstrip()[-1:] in (".", "!", "?", ":", ";", "")):
+            return code
+    return start

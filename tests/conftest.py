@@ -14,6 +14,10 @@ from nomos_forensics import devdb
 os.environ["NOMOS_FORENSICS_LOAD_PLUGINS"] = ""
 os.environ.pop("NOMOS_FORENSICS_PLUGINS", None)
 os.environ.pop("NOMOS_FORENSICS_DSN", None)
+# Tables and cards as wide as they come (`--wide`), whatever the terminal the tests run in: the
+# tests that check wrapping to a width (test_reading.py) turn this off and set COLUMNS themselves.
+os.environ["NOMOS_FORENSICS_WIDE"] = "1"
+os.environ.pop("COLUMNS", None)
 
 
 @pytest.fixture(scope="session")

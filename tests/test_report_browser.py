@@ -82,24 +82,30 @@ def test_loads_offline_with_no_error_and_no_request(browser, report_file, shots)
 
 
 def test_charts_draw_every_series_and_point(browser, report_file, report_db):
+    """Many signatures: one small chart each (small multiples) on one time axis, a point per day
+    from the first to the last, a gap (null) for every day without a session, and the strip of
+    sessions per day; the per-model chart has a series per model."""
     _open(browser, report_file)
     with psycopg.connect(report_db) as conn:
-        days = conn.execute("SELECT count(DISTINCT (created_at AT TIME ZONE 'UTC')::date) FROM sessions").fetchone()[0]
+        first, last, days = conn.execute(
+            "SELECT min((created_at AT TIME ZONE 'UTC')::date), max((created_at AT TIME ZONE 'UTC')::date),"
+            " count(DISTINCT (created_at AT TIME ZONE 'UTC')::date) FROM sessions").fetchone()
         models = conn.execute("SELECT count(DISTINCT coalesce(model, '')) FROM sessions").fetchone()[0]
-    rules = len(browser.find_elements("css selector", "#table-signatures tbody a.pick-rule"))
-    assert rules >= 5
-    time_chart = browser.execute_script(
-        "var u = nfCharts.time; return [u.series.length, u.data[0].length,"
-        " u.data.slice(1).map(function (s) { return s.filter(function (v) { return v != null; }).length; }),"
-        " u.series.slice(1).map(function (s) { return s.label; })]")
-    assert time_chart[0] == 1 + rules and time_chart[1] == days
-    assert time_chart[2] == [days] * rules
-    assert time_chart[3] == [a.text for a in browser.find_elements("css selector", "#table-signatures a.pick-rule")]
+    span = (last - first).days + 1
+    rules = [a.text for a in browser.find_elements("css selector", "#table-signatures a.pick-rule")]
+    assert len(rules) >= 5
+    for rule in rules:
+        shape = browser.execute_script(
+            "var u = nfCharts['time:' + arguments[0]]; return [u.series.length, u.data[0].length,"
+            " u.data[1].filter(function (v) { return v != null; }).length, u.series[1].label]", rule)
+        assert shape == [2, span, days, rule]
+    weights = browser.execute_script("return nfCharts.weight.data[1]")
+    assert len(weights) == span and sum(weights) > 0 and weights.count(0) == span - days
     model_chart = browser.execute_script(
         "var u = nfCharts.models; return [u.series.length,"
         " u.data.slice(1).map(function (s) { return s.filter(function (v) { return v != null; }).length; })]")
     assert model_chart[0] == 1 + min(models, 12)
-    assert model_chart[1] == [rules] * min(models, 12)
+    assert model_chart[1] == [len(rules)] * min(models, 12)
     painted = browser.execute_script(
         "return Object.keys(nfCharts).map(function (k) { var c = nfCharts[k].ctx.canvas;"
         " var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;"
@@ -199,8 +205,7 @@ def test_hostile_content_renders_as_text(browser, report_file, shots):
     assert HOSTILE_USER.split(" please")[0] in text and "onerror=window.pwned=4>" in text
     assert "first line <script>window.pwned=5</script>" in text and "last line" in text
     assert len(browser.page_source) < 1_500_000
-    models = [td.get_attribute("textContent") for td in browser.find_elements("css selector", "#table-models td:first-child")]
-    assert HOSTILE_MODEL in models
+    assert HOSTILE_MODEL in browser.find_element("id", "table-models").get_attribute("textContent")
     labels = browser.execute_script("return nfCharts.models.series.map(function (s) { return s.label; })")
     assert any(label.startswith(HOSTILE_MODEL) for label in labels)
     assert console_errors(browser) == [] and [u for u in requests(browser) if u.split("#")[0] != url.split("#")[0]] == []
@@ -258,3 +263,81 @@ def test_a_long_transcript_links_only_to_messages_it_shows(browser, report_file)
     assert links and {a.get_attribute("href").split("#")[1] for a in links} == hits
     links[0].click()
     assert section.is_displayed()
+
+
+# ------------------------------------------------------------------ shapes of data, two widths
+@pytest.fixture(scope="module")
+def shape_reports(make_db, tmp_path_factory) -> dict:
+    """The report of a sparse six-month database, of a dense one, and of an empty selection."""
+    from nomos_forensics.cli import run
+
+    from .report_shapes import build_dense, build_sparse
+
+    folder = tmp_path_factory.mktemp("shapes")
+    sparse, dense = build_sparse(make_db), build_dense(make_db)
+    reports = {}
+    for name, dsn, args in (("sparse", sparse, []), ("dense", dense, []), ("empty", dense, ["--since", "2030-01-01"])):
+        reports[name] = folder / f"{name}.html"
+        assert run(["report", "--dsn", dsn, "-o", str(reports[name]), *args]) in (0, 1)
+    return reports
+
+
+TABLES_FIT = """
+return Array.prototype.map.call(document.querySelectorAll('#overview table.data'), function (t) {
+  var section = t.closest('section').getBoundingClientRect(), box = t.getBoundingClientRect();
+  var scroller = t.closest('.scroll');
+  return [t.id || t.tHead.textContent.trim().slice(0, 40), Math.round(box.right - section.right),
+          scroller ? scroller.scrollWidth - scroller.clientWidth : 0];
+});"""
+
+# the middle of the longest run of periods without a session, and the coloured (not grey)
+# pixels of a chart's plot in that column: a line or band across the gap would show there
+GAP_PIXELS = """
+var u = arguments[0] ? nfCharts[arguments[0]] : null, t = JSON.parse(document.getElementById('nf-data').textContent).time;
+var best = [0, -1, -1], run = 0;
+for (var i = 0; i < t.sessions.length; i++) {
+  run = t.sessions[i] ? 0 : run + 1;
+  if (run > best[0]) best = [run, i - run + 1, i];
+}
+if (best[0] < 2) return null;
+var out = {};
+Object.keys(nfCharts).filter(function (k) { return k.indexOf('time') === 0; }).forEach(function (k) {
+  var u = nfCharts[k], mid = (t.x[best[1]] + t.x[best[2]]) / 2, x = Math.round(u.valToPos(mid, 'x', true));
+  var px = u.ctx.getImageData(x - 1, u.bbox.top, 3, u.bbox.height).data, n = 0;
+  for (var j = 0; j < px.length; j += 4) {
+    var hi = Math.max(px[j], px[j + 1], px[j + 2]), lo = Math.min(px[j], px[j + 1], px[j + 2]);
+    if (px[j + 3] > 40 && hi - lo > 40) n++;
+  }
+  out[k] = n;
+});
+return out;"""
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+@pytest.mark.parametrize("shape", ["sparse", "dense", "empty"])
+def test_every_shape_reads_at_two_widths(shape_reports, shots, shape, width):
+    """No table cut off (each fits its card, with no scrolling needed), no page wider than the
+    window, no line or band across a period without sessions; a screenshot of each."""
+    with chromium(width=width, height=1200) as driver:
+        _open(driver, shape_reports[shape])
+        assert console_errors(driver) == []
+        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+        for table, overflow, scroll in driver.execute_script(TABLES_FIT):
+            assert overflow <= 1 and scroll <= 1, (shape, width, table, overflow, scroll)
+        data = driver.execute_script("return JSON.parse(document.getElementById('nf-data').textContent).time")
+        if shape == "empty":
+            notice = driver.find_element("id", "notice").text
+            assert notice.startswith("No sessions match (created since 2030-01-01 00:00 UTC); the database holds 720")
+            assert driver.execute_script("return Object.keys(nfCharts).length") == 0
+        else:
+            assert data["unit"] == {"sparse": "week", "dense": "day"}[shape]
+            assert driver.execute_script("return Object.keys(nfCharts).indexOf('weight') >= 0")
+            for series in data["series"]:  # a gap in the data wherever a period has no session
+                assert [r is None for r in series["rates"]] == [n == 0 for n in data["sessions"]]
+            crossing = driver.execute_script(GAP_PIXELS, None)
+            if shape == "sparse":
+                assert crossing and set(crossing.values()) == {0}, crossing
+        height = driver.execute_script("return document.body.scrollHeight")
+        driver.set_window_size(width, min(height + 140, 7000))
+        driver.save_screenshot(str(shots / f"{shape}-{width}.png"))
+    print(f"screenshot: {shots / f'{shape}-{width}.png'}", file=sys.stderr)

@@ -21,12 +21,34 @@ from ..clikit import (
     rule_options,
     since_option,
     warn,
+    wide_option,
 )
-from ..compare import DEFAULT_MIN_SESSIONS, TOO_FEW, Comparison, Periods, Window, compare
+from ..compare import (
+    DEFAULT_MIN_SESSIONS,
+    ENOUGH,
+    FEW,
+    NONE,
+    TOO_FEW,
+    Comparison,
+    Periods,
+    Window,
+    compare,
+    period_status,
+)
 from ..errors import ConfigError, ExitCode, ForensicsError
 from ..facts import SessionFacts
-from ..render import Format, table, to_json
-from ..scan import ScanFilters, Summary, count_sessions, parallel_scan, read_shards, settle_memory, stream_sessions
+from ..render import Format, output_width, table, to_json, wrap
+from ..scan import (
+    ScanFilters,
+    Span,
+    Summary,
+    count_sessions,
+    parallel_scan,
+    read_shards,
+    session_span,
+    settle_memory,
+    stream_sessions,
+)
 from ..trends import Series
 from .scan import emit, jobs_option, open_ruleset, resolve_jobs, scan_job
 
@@ -83,6 +105,7 @@ def migration_applied_at(app: App, conn, schema, version: int) -> datetime:
               show_default=True, help="Fewer sessions than this in either period: 'too few sessions'.")
 @click.option("--fail-on-regression", "gate", default=None, is_flag=False, flag_value="*", metavar="[RULE,…]",
               help="Exit 1 when a signature (all, or these rules) regressed significantly.")
+@wide_option
 @format_option(Format.TABLE, Format.MARKDOWN, Format.JSON, default=Format.TABLE)
 @click.argument("shards", nargs=-1, type=click.Path(dir_okay=False), metavar="[SHARD.jsonl...]")
 @pass_app
@@ -113,11 +136,16 @@ def compare_command(app: App, at, before, after, since, until, limit, status, mo
         return int(code)
     gated = _resolve(rules_gated, names)
     result = compare(series, min_sessions=min_sessions, split=split)
+    note = thin_note(result.data)
+    if note is not None:  # said on stderr too, whatever the format: a script reading JSON sees it
+        held = f"; {span.describe()}" if (span := _span(app, shards)) is not None and NONE in (
+            _status(result.data, "before"), _status(result.data, "after")) else ""
+        warn(note[0].lower() + note[1:].rstrip(".") + held)
     if fmt == Format.JSON:
         echo(to_json(result.data))
     else:
         for heading, headers, rows in comparison_tables(result):
-            echo(f"## {heading}" if fmt == Format.MARKDOWN else heading)
+            echo(f"## {heading}" if fmt == Format.MARKDOWN else "\n".join(wrap(heading, output_width())))
             echo(table(rows, headers, fmt) if rows else "(none)")
             echo()
     errors = result.data["before"]["rule_errors"] + result.data["after"]["rule_errors"]
@@ -126,7 +154,17 @@ def compare_command(app: App, at, before, after, since, until, limit, status, mo
     if gated is not None and result.regressed(gated or None):
         click.echo(f"nomos-forensics: regressed: {', '.join(result.regressed(gated or None))}", err=True)
         return int(ExitCode.FINDINGS)
+    if gated is not None and not (result.data["before"]["sessions"] and result.data["after"]["sessions"]):
+        return int(ExitCode.NOTHING_MATCHED)  # a gate over an empty period passes nothing
     return int(ExitCode.FINDINGS if errors else ExitCode.OK)
+
+
+def _span(app: App, shards) -> "Span | None":
+    """What the database holds (None from shard files: the database is not read)."""
+    if shards:
+        return None
+    with app.db.connect("reading which days the sessions cover") as conn:
+        return session_span(app.db, conn)
 
 
 def _periods(at, before_w, after_w, since, until, applied_at=None) -> tuple[Periods, dict | None]:
@@ -233,34 +271,67 @@ def _p(value: float | None) -> str:
     return "" if value is None else f"{value:.2g}"
 
 
-def _verdict_cell(row) -> str:
-    return f"{row['verdict']} ({row['reason']})" if row["verdict"] == TOO_FEW else row["verdict"]
+def _status(d: dict, name: str) -> str:
+    """A period's status (`ok`, `too few`, `no sessions`), also for a document of an older version."""
+    return d[name].get("status") or period_status(d[name]["sessions"], d["method"]["min_sessions"])
+
+
+def _side(k: int, n: int, rate: float | None, status: str) -> str:
+    """One period's cell: `2 of 21 (9.5%)`; without the rate below --min-sessions; `no sessions`."""
+    if status == NONE:
+        return NONE
+    return f"{k} of {n}" if status == FEW else f"{k} of {n} ({_pct(rate)})"
+
+
+def thin_note(d: dict) -> str | None:
+    """One line saying why no rate is compared, or None when both periods have enough sessions."""
+    statuses = {name: _status(d, name) for name in ("before", "after")}
+    if all(st == ENOUGH for st in statuses.values()):
+        return None
+    empty = [name for name, st in statuses.items() if st == NONE]
+    if empty:
+        return (f"No sessions {' and '.join(empty)} the split: nothing to compare "
+                f"({d['before']['sessions']} before, {d['after']['sessions']} after).")
+    return (f"Too few sessions for rates: {d['before']['sessions']} before, {d['after']['sessions']} after; "
+            f"each period needs --min-sessions {d['method']['min_sessions']}.")
 
 
 def comparison_tables(result: Comparison):
-    """(heading, headers, rows) for people: periods, signatures with verdicts, model mix, by model."""
+    """(heading, headers, rows) for people: periods, signatures with verdicts, model mix, by model.
+    Below --min-sessions in either period the cells give counts (`2 of 21`) and `too few` instead
+    of rates and changes; an empty period reads `no sessions`."""
     d = result.data
+    status = {name: _status(d, name) for name in ("before", "after")}
+    thin = any(st != ENOUGH for st in status.values())
+    gap = NONE if NONE in status.values() else FEW
     periods = []
     for name in ("before", "after"):
         p = d[name]
         span = Window(_parse(p["from"]), _parse(p["until"])).describe()
-        periods.append([name, span, p["sessions"], p["messages"]])
+        periods.append([name, span, p["sessions"] if p["sessions"] else NONE, p["messages"]])
     if d["split"]:
         periods.append(["split", f"{d['split']['at']} ({d['split']['source']})", "", ""])
-    signatures = [
-        [s["rule"], f"{s['before']['sessions']} ({_pct(s['before']['rate'])})",
-         f"{s['after']['sessions']} ({_pct(s['after']['rate'])})", _pts(s["change"]),
-         "" if s["relative_change"] is None else f"{100 * s['relative_change']:+.0f}%",
-         _interval(s["interval"]), _p(s["p_value"]), _pts(s["adjusted"]["change"]), _p(s["adjusted"]["p_value"]),
-         _p(s["q_value"]), _verdict_cell(s)]
-        for s in d["signatures"] if s["before"]["sessions"] or s["after"]["sessions"]
-    ]
+    signatures = []
+    for s in d["signatures"]:
+        if not (s["before"]["sessions"] or s["after"]["sessions"]):
+            continue
+        sides = [_side(s[name]["sessions"], d[name]["sessions"], s[name]["rate"], status[name]) for name in ("before", "after")]
+        if thin:  # no rate, so no change, interval or test: those columns are left out
+            signatures.append([s["rule"], *sides, gap, s["verdict"]])
+            continue
+        change = f"{_pts(s['change'])} {_interval(s['interval'])}".strip()
+        adjusted = f"{_pts(s['adjusted']['change'])} (p {_p(s['adjusted']['p_value'])})" if s["adjusted"]["change"] is not None else ""
+        signatures.append([s["rule"], *sides, change,
+                           "" if s["relative_change"] is None else f"{100 * s['relative_change']:+.0f}%",
+                           _p(s["p_value"]), adjusted, _p(s["q_value"]), s["verdict"]])
     quiet = [s["rule"] for s in d["signatures"] if not (s["before"]["sessions"] or s["after"]["sessions"])]
     tables = [
         ("Periods", ["period", "sessions created", "sessions", "messages"], periods),
-        ("Signatures (sessions, rate; change in points, its 95% Newcombe interval, Fisher p; "
-         "model-adjusted Mantel–Haenszel change, CMH p; Benjamini–Hochberg q)",
-         ["rule", "before", "after", "change", "relative", "95% interval", "p", "adjusted", "adj. p", "q", "verdict"],
+        ("Signatures: sessions with each, before and after; the change in points with its 95% Newcombe "
+         "interval and Fisher's p; the change adjusted for the model mix (Mantel–Haenszel, CMH p); "
+         "Benjamini–Hochberg q" + (f". {thin_note(d)}" if thin else ""),
+         ["rule", "before", "after", "change", "verdict"] if thin else
+         ["rule", "before", "after", "change [95% interval]", "relative", "p", "adjusted", "q", "verdict"],
          signatures),
     ]
     verdict_notes = [[s["rule"], s["verdict"], s["reason"]] for s in d["signatures"]
@@ -270,11 +341,13 @@ def comparison_tables(result: Comparison):
     if quiet:
         tables.append(("Not seen in either period", ["rules"], [[", ".join(quiet)]]))
     tables.append(("Model mix", ["model", "before", "after"], [
-        [m["model"], f"{m['before']['sessions']} ({_pct(m['before']['share'])})",
-         f"{m['after']['sessions']} ({_pct(m['after']['share'])})"] for m in d["models"]]))
+        [m["model"], *(_side(m[name]["sessions"], d[name]["sessions"], m[name]["share"], status[name])
+                       for name in ("before", "after"))] for m in d["models"]]))
     tables.append(("By model", ["rule", "model", "before", "after", "change"], [
-        [s["rule"], m["model"], f"{m['before']['sessions']}/{m['before']['of']} ({_pct(m['before']['rate'])})",
-         f"{m['after']['sessions']}/{m['after']['of']} ({_pct(m['after']['rate'])})", _pts(m["change"])]
+        [s["rule"], m["model"], *(_side(m[name]["sessions"], m[name]["of"], m[name]["rate"],
+                                        status[name] if thin else ENOUGH) if m[name]["of"] else NONE
+                                  for name in ("before", "after")),
+         "" if thin else _pts(m["change"])]
         for s in d["signatures"] for m in s["by_model"]]))
     return tables
 

@@ -66,7 +66,7 @@ def doctor(app: App, fmt: Format) -> int:
     }
     if can_write["possible"]:
         warn(f"the role can write ({_write_reason(can_write)}); only read-only mode stops it:"
-             " connect as a SELECT-only role (README, Safety)")
+             " connect as a SELECT-only role (docs/safety.md)")
     if fmt == Format.JSON:
         echo(to_json(report))
     else:

@@ -8,6 +8,7 @@ import os
 import stat
 import sys
 import tempfile
+from datetime import timezone
 
 import click
 import psycopg.conninfo
@@ -18,18 +19,22 @@ from ..engine import load_session, review
 from ..errors import ConfigError, ExitCode, SessionNotFound
 from ..render import Format, card_json
 from ..report import DEFAULT_LISTED, DEFAULT_TRANSCRIPTS, ReportSummary, report_page
+from ..report.page import PERIODS
+from ..rule import Severity
 from ..scan import (
     ScanFilters,
     ShardError,
     card_results,
     count_sessions,
+    describe_filters,
     parallel_scan,
     read_shards,
     scan_settings,
+    session_span,
     settle_memory,
     stream_sessions,
 )
-from .scan import emit, jobs_option, open_ruleset, resolve_jobs, scan_job
+from .scan import emit, gate_on_nothing, jobs_option, nothing_matched, open_ruleset, resolve_jobs, scan_job
 
 NOT_WRITTEN = "; no report written"
 
@@ -47,12 +52,14 @@ NOT_WRITTEN = "; no report written"
 @click.option("--sessions", "listed", type=click.IntRange(min=0, max=MAX_COUNT), default=DEFAULT_LISTED,
               show_default=True, metavar="N",
               help="List the N worst sessions with their card (plus each signature's 20 worst).")
+@click.option("--period", type=click.Choice(PERIODS), default=None,
+              help="The rate chart's period (default: day, week or month, from the span the sessions cover).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="report.html",
               show_default=True, help="Where to write the HTML file ('-' for stdout).")
 @click.argument("shards", nargs=-1, type=click.Path(dir_okay=False), metavar="[SHARD.jsonl...]")
 @pass_app
-def report(app: App, since, until, status, model, jobs, transcripts: int, listed: int, output: str,
-           shards: tuple[str, ...], selection) -> int:
+def report(app: App, since, until, status, model, jobs, transcripts: int, listed: int, period: str | None,
+           output: str, shards: tuple[str, ...], selection) -> int:
     """Write one self-contained HTML report: signature rates over time and by model, tools,
     sizes, the worst sessions and their annotated transcripts. Made in scan's single pass, or
     from the shard files of one `scan --shard K/N` (the database is then read only for the
@@ -64,9 +71,9 @@ def report(app: App, since, until, status, model, jobs, transcripts: int, listed
                  if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
         if given:
             raise click.UsageError(f"{', '.join(given)}: the shards were scanned with their own filters")
-        summary, html, code = _from_shards(app, list(shards), factory, selection)
+        summary, html, code = _from_shards(app, list(shards), factory, selection, period)
     else:
-        summary, html, code = _from_database(app, since, until, status, model, jobs, factory, selection)
+        summary, html, code = _from_database(app, since, until, status, model, jobs, factory, selection, period)
         if code == ExitCode.INTERRUPTED:
             return int(code)
     _write(output, html, private=not _is_demo(app))
@@ -83,15 +90,17 @@ def _shown(since, until, status, model, selection) -> dict:
             "select": ", ".join(selection.select) or None, "ignore": ", ".join(selection.ignore) or None}
 
 
-def _from_database(app: App, since, until, status, model, jobs, factory, selection):
+def _from_database(app: App, since, until, status, model, jobs, factory, selection, period):
     db = app.db
     filters = ScanFilters(since=since, until=until, status=status, model=model)
     summary = factory()
-    shown = _shown(since.isoformat() if since else None, until.isoformat() if until else None, status, model,
-                   selection)
+    shown = _shown(_when(since), _when(until), status, model, selection)
     with db.connect("scanning sessions") as conn:
         schema, ruleset = open_ruleset(app, conn, selection)
         total = count_sessions(db, conn, filters)
+        notice = None
+        if total == 0:
+            notice = _nothing(describe_filters(filters), session_span(db, conn))
         jobs = resolve_jobs(db, conn, jobs)
         if jobs == 1:
             settle_memory()
@@ -104,11 +113,11 @@ def _from_database(app: App, since, until, status, model, jobs, factory, selecti
     if code == ExitCode.INTERRUPTED:
         return summary, "", code
     with db.connect("reading the worst sessions' tool outputs") as conn:
-        html = report_page(db, conn, summary, shown)
-    return summary, html, code
+        html = report_page(db, conn, summary, shown, notice, period)
+    return summary, html, gate_on_nothing(code, total, selection.fail_on)
 
 
-def _from_shards(app: App, paths: list[str], factory, selection):
+def _from_shards(app: App, paths: list[str], factory, selection, period):
     """The report of the scan the shard files hold, equal to the one `report` makes from the
     database over the same sessions: the summary merged from the trailers, the report's own
     aggregates from the card lines, and each carried transcript from its session reviewed again
@@ -146,8 +155,28 @@ def _from_shards(app: App, paths: list[str], factory, selection):
                  "their transcripts are left out, their cards are the shards'")
         filters = settings["filters"]
         shown = _shown(filters["since"], filters["until"], filters["status"], filters["model"], selection)
-        html = report_page(db, conn, summary, shown)
-    return summary, html, ExitCode.FINDINGS if merged.failed else ExitCode.OK
+        notice = None
+        if merged.total == 0:
+            notice = _nothing(", ".join(f"{k} {v}" for k, v in filters.items() if v is not None) or "no filter",
+                              session_span(db, conn), shards=True)
+        html = report_page(db, conn, summary, shown, notice, period)
+    fail_on = Severity.parse(settings["fail_on"]) if settings.get("fail_on") else None
+    code = ExitCode.FINDINGS if merged.failed else ExitCode.OK
+    return summary, html, gate_on_nothing(code, merged.total, fail_on)
+
+
+def _when(moment) -> str | None:
+    """A --since/--until as the header shows it: `2026-12-06 00:36 UTC`."""
+    if moment is None:
+        return None
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _nothing(selection: str, span, shards: bool = False) -> str:
+    """An empty selection, said on stderr and returned for the report's header."""
+    what = "the shards hold no sessions" if shards else "no sessions match"
+    nothing_matched(selection, span, what=what)
+    return f"{what[0].upper()}{what[1:]} ({selection}); {span.describe()}."
 
 
 def _same_rules(mine: dict, theirs: dict) -> None:

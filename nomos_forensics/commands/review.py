@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..clikit import App, connection_options, echo, format_option, pass_app, rule_options, warn
+from ..clikit import App, connection_options, echo, format_option, pass_app, rule_options, warn, wide_option
 from ..engine import fail_on_reached, load_session, resolve_session_id
 from ..engine import review as review_session
 from ..errors import ExitCode, SchemaMismatch
@@ -32,6 +32,7 @@ def row_security_text(tables: dict[str, int]) -> str:
 @click.command()
 @connection_options
 @rule_options
+@wide_option
 @format_option(Format.TEXT, Format.MARKDOWN, Format.JSON, Format.HTML, default=Format.TEXT)
 @click.argument("session_ref", metavar="SESSION")
 @pass_app

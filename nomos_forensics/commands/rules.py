@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from ..clikit import echo, format_option, rule_options
+from ..clikit import echo, format_option, rule_options, wide_option
 from ..render import Format, table, to_json
 
 
 @click.command("rules")
 @rule_options
+@wide_option
 @format_option(Format.TABLE, Format.JSON, Format.MARKDOWN, default=Format.TABLE)
 def rules_command(fmt: Format, selection) -> int:
     """List the rules that would run (after --select/--ignore and plugins)."""

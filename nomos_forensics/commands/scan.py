@@ -17,6 +17,8 @@ from ..clikit import (
     pass_app,
     rule_options,
     since_option,
+    warn,
+    wide_option,
 )
 from ..errors import ExitCode, ForensicsError
 from ..render import Format, card_json, table, to_json
@@ -29,9 +31,11 @@ from ..scan import (
     auto_jobs,
     card_results,
     count_sessions,
+    describe_filters,
     parallel_scan,
     parse_shard,
     scan_settings,
+    session_span,
     settle_memory,
     stream_sessions,
     summary_tables,
@@ -152,6 +156,7 @@ class Progress:
                    "trailer line) for `nomos-forensics merge`.")
 @by_option("Print a series instead: sessions, messages and signature rates per day, week, month "
            "or model, or a combination such as week,model.")
+@wide_option
 @format_option(Format.TABLE, Format.JSONL, Format.JSON, Format.MARKDOWN, Format.CSV, default=Format.TABLE)
 @pass_app
 def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format, selection, by=None) -> int:
@@ -175,10 +180,14 @@ def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format,
         if series is not None:
             series.rules = [active.rule.name for active in ruleset.active]
         recorder = None
+        whole_total = total
         if shard is not None:
             whole = ScanFilters(**{**filters.__dict__, "partition": 0, "partitions": 1})
             settings = scan_settings(ruleset, selection.config, filters, selection.fail_on)
-            recorder = ShardRecorder(shard, settings, count_sessions(db, conn, whole))
+            whole_total = count_sessions(db, conn, whole)
+            recorder = ShardRecorder(shard, settings, whole_total)
+        if whole_total == 0:  # the scan's whole selection, not one shard's share of it
+            nothing_matched(describe_filters(filters), session_span(db, conn))
         jobs = resolve_jobs(db, conn, jobs)
         if jobs == 1:
             settle_memory()
@@ -192,6 +201,7 @@ def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format,
         summary = Summary(series=series)
         lines = parallel_scan(job, jobs, summary)
         code = emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
+    code = gate_on_nothing(code, whole_total, selection.fail_on)
     if series is not None:
         if code != ExitCode.INTERRUPTED:
             print_series(series, fmt, out)
@@ -201,6 +211,18 @@ def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format,
         out.flush()
         return int(code)
     return finish(summary, fmt, out, code)
+
+
+def nothing_matched(selection: str, span, what: str = "no sessions match") -> None:
+    """The one line an empty selection gets on stderr: what was asked, and what the database holds."""
+    warn(f"{what} ({selection}){'; ' + span.describe() if span is not None else ''}")
+
+
+def gate_on_nothing(code: ExitCode, sessions: int, fail_on) -> ExitCode:
+    """A gate (--fail-on) over no sessions passes nothing: exit NOTHING_MATCHED, not 0."""
+    if sessions == 0 and fail_on is not None and code == ExitCode.OK:
+        return ExitCode.NOTHING_MATCHED
+    return code
 
 
 def finish(summary: Summary, fmt: Format, out, code: ExitCode) -> int:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timezone
+
 import click
 
-from ..clikit import MAX_COUNT, App, connection_options, echo, format_option, pass_app, since_option
+from ..clikit import MAX_COUNT, App, connection_options, echo, format_option, pass_app, since_option, warn, wide_option
 from ..render import Format, table, to_json
+from ..scan import session_span
 from .review import require_compatible
 
 
@@ -19,6 +22,7 @@ def like_pattern(text: str) -> str:
 @click.option("--limit", type=click.IntRange(min=1, max=MAX_COUNT), default=20, show_default=True)
 @since_option()
 @click.option("--search", default=None, metavar="TEXT", help="Substring of the title, goal or id.")
+@wide_option
 @format_option(Format.TABLE, Format.JSON, default=Format.TABLE)
 @pass_app
 def sessions(app: App, limit: int, since, search: str | None, fmt: Format) -> int:
@@ -43,6 +47,15 @@ def sessions(app: App, limit: int, since, search: str | None, fmt: Format) -> in
         }
         for r in rows
     ]
+    if not records:
+        asked = []
+        if since is not None:
+            asked.append(f"created since {since.astimezone(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
+        if search:
+            asked.append(f"matching {search!r}")
+        with db.connect("reading which days the sessions cover") as conn:
+            span = session_span(db, conn)
+        warn(f"no sessions match ({', '.join(asked) or 'no filter'}); {span.describe()}")
     if fmt == Format.JSON:
         echo(to_json({"schema_version": 1, "sessions": records}))
         return 0

@@ -6,7 +6,7 @@ import click
 
 from .. import config as config_mod
 from .. import sizes as sizes_mod
-from ..clikit import MAX_COUNT, App, FiniteFloatRange, connection_options, echo, format_option, pass_app
+from ..clikit import MAX_COUNT, App, FiniteFloatRange, connection_options, echo, format_option, pass_app, wide_option
 from ..render import Format
 
 
@@ -28,6 +28,7 @@ from ..render import Format
               help="TABLESAMPLE REPEATABLE seed: the same seed reads the same blocks.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="TOML config to read rules.oversized-message.max_kb from (default: as `review`).")
+@wide_option
 @format_option(Format.TABLE, Format.JSON, Format.MARKDOWN, default=Format.TABLE)
 @pass_app
 def sizes(app: App, exact: bool, limit_kb: float | None, truncate_at_kb: float, top: int,

@@ -29,11 +29,14 @@ def session_page(db, conn, card) -> str:
     return session_html(card.to_json(), messages, generated_at())
 
 
-def report_page(db, conn, summary: ReportSummary, filters: dict[str, Any]) -> str:
-    """The report, once the pass is done: tool outputs of the carried transcripts, then the page."""
+def report_page(db, conn, summary: ReportSummary, filters: dict[str, Any], notice: str | None = None,
+                period: str | None = None) -> str:
+    """The report, once the pass is done: tool outputs of the carried transcripts, then the page
+    (`notice`: a line for its header, such as what an empty selection missed; `period`: the
+    chart's day, week or month, None to choose it from the span)."""
     transcripts = summary.transcript_map()
     add_outputs(db, conn, transcripts)
-    return report_html(summary, transcripts, filters, generated_at())
+    return report_html(summary, transcripts, filters, generated_at(), notice, period)
 
 
 __all__ = [

@@ -20,11 +20,14 @@ import jinja2
 from markupsafe import Markup
 
 from ..card import Outcome
-from ..render import human_bytes, neutralise
+from ..render import card_fields, human_bytes, neutralise
 from ..scan import ranked
 from .collect import ReportSummary
 
-WEEKLY_AFTER_DAYS = 92  # a longer period is charted per week
+PERIODS = ("day", "week", "month")
+DAILY_UP_TO_DAYS = 62  # the chart's period, from the span the sessions cover: per day up to this,
+WEEKLY_UP_TO_DAYS = 366  # per week up to this, per month beyond
+COMBINED_UP_TO = 4  # signatures drawn on one chart; more get a small chart each (small multiples)
 MAX_MODELS = 12  # models in the per-model chart (the table lists them all)
 PREVIEW_LINES = (5, 3)  # first and last lines of a long tool output shown collapsed
 PREVIEW_CHARS = (400, 200)  # ... and at most this many characters of each
@@ -53,12 +56,32 @@ def script_json(value: Any) -> str:
     return text
 
 
-def bucket_of(day: str, weekly: bool) -> str:
-    """The chart bucket of an ISO day: the day itself, or the Monday of its week."""
-    if not weekly:
+def bucket_of(day: str, unit: str) -> str:
+    """The chart bucket of an ISO day: the day itself, the Monday of its week, or the first of its month."""
+    if unit == "day":
         return day
     d = date.fromisoformat(day)
+    if unit == "month":
+        return d.replace(day=1).isoformat()
     return (d - timedelta(days=d.weekday())).isoformat()
+
+
+def chart_period(first: str | None, last: str | None) -> str:
+    """day, week or month: whichever keeps the chart between a few and a few dozen points over
+    the span the sessions cover (first and last ISO day)."""
+    if first is None or last is None:
+        return "day"
+    span = (date.fromisoformat(last) - date.fromisoformat(first)).days
+    return "day" if span <= DAILY_UP_TO_DAYS else "week" if span <= WEEKLY_UP_TO_DAYS else "month"
+
+
+def _next_bucket(bucket: str, unit: str) -> str:
+    d = date.fromisoformat(bucket)
+    if unit == "day":
+        return (d + timedelta(days=1)).isoformat()
+    if unit == "week":
+        return (d + timedelta(days=7)).isoformat()
+    return (d.replace(year=d.year + 1, month=1) if d.month == 12 else d.replace(month=d.month + 1)).isoformat()
 
 
 def _epoch(day: str) -> int:
@@ -92,26 +115,45 @@ _ENV = jinja2.Environment(
 )
 _ENV.filters["bytes"] = human_bytes
 _ENV.filters["symbol"] = lambda outcome: Outcome.SYMBOL.get(outcome, "")
+_ENV.filters["breakable"] = lambda text: Markup("-<wbr>").join(Markup.escape(neutralise(part)) for part in text.split("-"))
 
 
-def time_series(s: ReportSummary, rules: list[str]) -> dict[str, Any]:
-    """Each signature's share of sessions per day (per week over a long period)."""
+def time_series(s: ReportSummary, rules: list[str], period: str | None = None) -> dict[str, Any]:
+    """Each signature's share of sessions per day, week or month (`period`; None: chosen from the
+    span, `chart_period`), on a real time axis: every period from the first to the last, those
+    without sessions included with no rate (the chart leaves a gap there, never a line across).
+    Each rate has its 95% Wilson interval and the number of sessions it is out of."""
     days = sorted(s.days)
-    weekly = bool(days) and (date.fromisoformat(days[-1]) - date.fromisoformat(days[0])).days > WEEKLY_AFTER_DAYS
+    unit = period or chart_period(days[0] if days else None, days[-1] if days else None)
     sessions: dict[str, int] = {}
     hits: dict[tuple[str, str], int] = {}
     for day in days:
-        b = bucket_of(day, weekly)
+        b = bucket_of(day, unit)
         sessions[b] = sessions.get(b, 0) + s.days[day]
     for (day, rule), n in s.day_rules.items():
-        key = (bucket_of(day, weekly), rule)
+        key = (bucket_of(day, unit), rule)
         hits[key] = hits.get(key, 0) + n
-    buckets = sorted(sessions)
+    buckets: list[str] = []
+    if sessions:
+        bucket, last = min(sessions), max(sessions)
+        while bucket <= last:
+            buckets.append(bucket)
+            bucket = _next_bucket(bucket, unit)
+    counts = [sessions.get(b, 0) for b in buckets]
+    series = []
+    for rule in rules:
+        ks = [hits.get((b, rule), 0) for b in buckets]
+        bands = [wilson(k, n) if n else None for k, n in zip(ks, counts)]
+        series.append({
+            "rule": rule, "sessions": ks,
+            "rates": [round(100 * k / n, 2) if n else None for k, n in zip(ks, counts)],
+            "lo": [round(100 * b[0], 2) if b else None for b in bands],
+            "hi": [round(100 * b[1], 2) if b else None for b in bands],
+        })
     return {
-        "unit": "week" if weekly else "day", "buckets": buckets, "x": [_epoch(b) for b in buckets],
-        "sessions": [sessions[b] for b in buckets],
-        "series": [{"rule": rule, "rates": [round(100 * hits.get((b, rule), 0) / sessions[b], 2) for b in buckets]}
-                   for rule in rules],
+        "unit": unit, "chosen": period is None, "buckets": buckets, "x": [_epoch(b) for b in buckets],
+        "sessions": counts, "empty": sum(1 for n in counts if not n), "series": series,
+        "multiples": len(rules) > COMBINED_UP_TO,
     }
 
 
@@ -129,21 +171,22 @@ def model_rates(s: ReportSummary, rules: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def overview(s: ReportSummary, filters: dict[str, Any]) -> dict[str, Any]:
+def overview(s: ReportSummary, filters: dict[str, Any], period: str | None = None,
+             notice: str | None = None) -> dict[str, Any]:
     """Everything the overview shows, as plain data."""
     rules = [rule for rule, _ in ranked(s.by_rule)]
-    series = time_series(s, rules)
-    weekly = series["unit"] == "week"
+    series = time_series(s, rules, period)
+    unit = series["unit"]
     models = model_rates(s, rules)
     outcomes = [(Outcome.SYMBOL[o], o, s.outcomes[o], _pct(s.outcomes[o], s.sessions))
                 for o in (Outcome.ACHIEVED, Outcome.FAILED, Outcome.PARTIAL, Outcome.UNKNOWN)]
     worst = []
     for row, card in [*s.worst_sessions(), *((row, None) for row in s.bucket_sessions())]:
         day = row["day"]
-        worst.append({**row, "bucket": bucket_of(day, weekly) if day else "", "card": card})
+        worst.append({**row, "bucket": bucket_of(day, unit) if day else "", "card": card})
     saved = sorted(s.truncation.items(), key=lambda kv: (-kv[1][1], kv[0]))
     return {
-        "filters": filters,
+        "filters": filters, "notice": notice,
         "period": (s.first[:10] if s.first else None, s.last[:10] if s.last else None),
         "sessions": s.sessions, "messages": s.messages, "outcomes": outcomes,
         "blocker": s.by_severity["blocker"], "blocker_share": _pct(s.by_severity["blocker"], s.sessions),
@@ -189,7 +232,7 @@ def session_view(card: dict[str, Any], messages: list[dict[str, Any]] | None) ->
                       for m in messages]
     kept = {m["id"] for m in messages or () if "id" in m}
     return {"card": card, "id": card["session"]["id"], "transcript": transcript, "groups": finding_groups(card),
-            "kept": kept}
+            "kept": kept, "fields": card_fields(card)}
 
 
 def finding_groups(card: dict[str, Any], shown: int = FINDINGS_SHOWN) -> list[dict[str, Any]]:
@@ -247,8 +290,8 @@ def render_page(template: str, **context: Any) -> str:
 
 
 def report_html(s: ReportSummary, transcripts: dict[str, list[dict[str, Any]]], filters: dict[str, Any],
-                generated: str) -> str:
-    view = overview(s, filters)
+                generated: str, notice: str | None = None, period: str | None = None) -> str:
+    view = overview(s, filters, period, notice)
     sessions = [session_view(w["card"], transcripts.get(w["id"])) for w in view["worst"] if w["card"] is not None]
     return render_page("report.html.j2", view=view, sessions=sessions, generated=generated,
                        data=Markup(script_json(chart_data(view))), single=False)

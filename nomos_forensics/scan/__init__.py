@@ -5,11 +5,11 @@ and merge them back (shard)."""
 from .parallel import MAX_JOBS, ScanJob, auto_jobs, card_results, parallel_scan
 from .present import summary_tables
 from .shard import MergedShards, ShardError, ShardRecorder, parse_shard, read_shards, scan_settings
-from .stream import ScanFilters, count_sessions, settle_memory, stream_sessions
+from .stream import ScanFilters, Span, count_sessions, describe_filters, session_span, settle_memory, stream_sessions
 from .summary import TOP_K, Summary, ranked
 
 __all__ = [
-    "MAX_JOBS", "TOP_K", "MergedShards", "ScanFilters", "ScanJob", "ShardError", "ShardRecorder", "Summary",
-    "auto_jobs", "card_results", "count_sessions", "parallel_scan", "parse_shard", "ranked", "read_shards",
-    "scan_settings", "settle_memory", "stream_sessions", "summary_tables",
+    "MAX_JOBS", "TOP_K", "MergedShards", "ScanFilters", "ScanJob", "ShardError", "ShardRecorder", "Span", "Summary",
+    "auto_jobs", "card_results", "count_sessions", "describe_filters", "parallel_scan", "parse_shard", "ranked", "read_shards",
+    "scan_settings", "session_span", "settle_memory", "stream_sessions", "summary_tables",
 ]

@@ -72,12 +72,19 @@ def scan_settings(ruleset, config, filters: ScanFilters, fail_on) -> dict[str, A
         "version": __version__,
         "filters": {"since": when(filters.since), "until": when(filters.until), "status": filters.status,
                     "model": filters.model, "limit": filters.limit},
-        "rules": [[a.spec.code, a.spec.name, config.options_for(a.spec.name, a.spec.code), a.spec.version]
-                  for a in ruleset.active],
+        "rules": [[a.spec.code, a.spec.name, _options(config, a.spec), a.spec.version] for a in ruleset.active],
         "skipped": sorted(s["rule"] for s in ruleset.skipped),
         "grace_minutes": config.grace_minutes,
         "fail_on": fail_on.label if fail_on is not None else None,
     }
+
+
+def _options(config, spec) -> dict[str, Any]:
+    """A rule's options as the trailer records them, with the operator's own fix text when set
+    (shards must agree on it too: it is on every card)."""
+    options = config.options_for(spec.name, spec.code)
+    fix = config.fix_for(spec.name, spec.code)
+    return options if fix is None else {**options, "fix": fix}
 
 
 class ShardRecorder:

@@ -13,7 +13,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from operator import itemgetter
 from typing import Any
 
@@ -178,6 +178,44 @@ PREFETCH_PAGES = 2  # pages (STREAM_BATCH rows each) fetched ahead of the reader
 
 def count_sessions(db: Database, conn: sa.Connection, filters: ScanFilters) -> int:
     return int(db.query(conn, "scan_count", filters.params(), purpose="counting sessions")[0].n)
+
+
+@dataclass(frozen=True)
+class Span:
+    """What the database holds: its sessions and the first and last day they were created (UTC)."""
+
+    sessions: int
+    first: str | None
+    last: str | None
+
+    def describe(self) -> str:
+        if not self.sessions:
+            return "the database holds no sessions"
+        held = f"the database holds {self.sessions:,} session{'s' if self.sessions != 1 else ''}"
+        return f"{held}, created {self.first} – {self.last}" if self.first else held
+
+
+def session_span(db: Database, conn: sa.Connection) -> Span:
+    row = db.query(conn, "session_span", purpose="reading which days the sessions cover")[0]
+    return Span(int(row.sessions), row.first, row.last)
+
+
+def describe_filters(filters: ScanFilters) -> str:
+    """The selection as a person typed it: `created since 2026-12-01 00:00 UTC, status failed`."""
+    def when(moment: datetime) -> str:
+        moment = moment.astimezone(timezone.utc) if moment.tzinfo else moment
+        return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+    parts = []
+    if filters.since is not None:
+        parts.append(f"created since {when(filters.since)}")
+    if filters.until is not None:
+        parts.append(f"created before {when(filters.until)}")
+    if filters.status is not None:
+        parts.append(f"status {filters.status}")
+    if filters.model is not None:
+        parts.append(f"model {filters.model}")
+    return ", ".join(parts) or "no filter"
 
 
 def stream_sessions(

@@ -241,7 +241,7 @@ def ranked(counts: Counter) -> list[tuple[str, int]]:
 def count_card_json(summary: Summary, card: dict[str, Any]) -> None:
     """What Summary.add counts that a card line carries (a shard's line, decoded): every counter
     but the tools' and the messages' sizes, which the card does not hold. `merge` recounts a
-    shard's trailer with it (README, "Scanning across machines"); raises KeyError, TypeError
+    shard's trailer with it (docs/scale-out.md); raises KeyError, TypeError
     or ValueError on a line that is not a card."""
     summary.sessions += 1
     findings = card["findings"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..render import Format, table
+from ..render import Format, output_width, table
 
 
 class Writer:
@@ -27,7 +27,8 @@ class Writer:
     def grid(self, rows: list[list[Any]], headers: list[str]) -> None:
         if self.md:
             rows = [[str(c).replace("|", "\\|").replace("\n", " ") for c in row] for row in rows]
-        text = table(rows, headers, self.fmt)
+        width = output_width()
+        text = table(rows, headers, self.fmt, width=None if width is None else width - 2)  # indented by two
         if self.md:  # a markdown table needs blank lines around it
             self.out += ["", *text.splitlines(), ""]
         else:

@@ -42,7 +42,7 @@ _ASCII_PROSE_WORD = re.compile(
 _PATHLIKE = re.compile(r"(?<!\S)\S*?[/\\@=_]\S*")
 
 # ----------------------------------------------------------------------------- word lists
-# Kept as data in nomos_forensics/text/lexicons/langid.toml (README: "Adding a language").
+# Kept as data in nomos_forensics/text/lexicons/langid.toml (docs/writing-rules.md, "Adding a language").
 LEXICON = lexicon.load("nomos_forensics.text", "langid")
 # Words every language borrows in operations talk: no vote.
 NEUTRAL = frozenset(lexicon.words(LEXICON["neutral"]))
