@@ -177,9 +177,19 @@ def train(examples: list[dict], c: float) -> dict:
     return out
 
 
+THRESHOLD = 0.0  # the detector's margin above which a reply declines (--threshold)
+MARGINS: dict[str, float] = {}  # held-out detector margins, refusal over none, by item
+
+
 def predict(models: dict[str, feats.LinearModel], example: dict) -> str:
     features = features_of(example)
-    if features is None or models["detect"].best(features)[0] != "refusal":
+    if features is None:
+        MARGINS[example["item"]] = float("-inf")
+        return "none"
+    scores = models["detect"].scores(features)
+    margin = scores[models["detect"].classes.index("refusal")] - scores[models["detect"].classes.index("none")]
+    MARGINS[example["item"]] = margin
+    if margin <= THRESHOLD:
         return "none"
     return refusal.kind_of(refusal.read(example["text"]).grounds)
 
@@ -264,12 +274,15 @@ def main() -> int:
     parser.add_argument("--folds", type=int, default=None, metavar="K",
                         help="score with the families dealt into K groups (faster than --lofo)")
     parser.add_argument("--write", action="store_true", help="write nomos_forensics/text/models/refusal.json")
+    parser.add_argument("--threshold", type=float, default=0.0, help="the detector's margin to call a refusal")
     parser.add_argument("--weak", action="store_true", help="add the tune families' own labels (WEAK) to the detector's examples")
     parser.add_argument("--errors", type=int, default=0, metavar="N",
                         help="with --lofo: print N misses and N false alarms per kind (tune texts only)")
     args = parser.parse_args()
     from tabulate import tabulate
 
+    global THRESHOLD
+    THRESHOLD = args.threshold
     replies = reply_examples("tune")
     examples = replies + phrase_examples() + quote_examples() + (weak_examples() if args.weak else [])
     positives = [e for e in replies if e["kind"] != "none"]
@@ -301,6 +314,12 @@ def main() -> int:
             row[3] += 1
         print(tabulate(sorted(([f, *v] for f, v in per_family.items() if v[0] or v[2]), key=lambda r: -(r[1] + r[3])),
                        ["family", "refusals", "found", "false alarms", "replies"], tablefmt="github"))
+        curve = []
+        for threshold in (-2, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3):
+            found = [MARGINS.get(examples[i]["item"], float("-inf")) > threshold for i in real]
+            tp = sum(g and f for g, f in zip(gold_any, found))
+            curve.append(f"{threshold:+.1f}: P {tp / max(1, sum(found)):.2f} R {tp / max(1, sum(gold_any)):.2f}")
+        print("detection by threshold: " + "; ".join(curve))
         confusion = Counter((gold[i], predicted[i]) for i in real if gold[i] != "none" and predicted[i] != "none")
         print("kind confusion (gold -> got): " + ", ".join(f"{g}->{p} {n}" for (g, p), n in sorted(confusion.items())))
         if args.errors:

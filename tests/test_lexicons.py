@@ -36,6 +36,8 @@ def test_lexicon_files_are_found():
 @pytest.mark.parametrize("package, name", FILES, ids=[n for _, n in FILES])
 def test_every_pattern_compiles(package, name):
     data = lexicon.load(package, name)
+    if "cues" in data:  # substring tables, not patterns: test_cue_tables_are_clean
+        return
     entries = list(_pattern_entries(data))
     assert entries, f"{name}: no patterns"
     for where, pattern in entries:
@@ -80,3 +82,15 @@ def test_a_language_added_as_data_is_used(monkeypatch):
     data = tomllib.loads(importlib.resources.files("nomos_forensics.text").joinpath("lexicons", "langid.toml").read_text())
     assert set(langid.LEXICONS) == set(data["languages"])
     assert langprofile._INDEX["gracias"] and any(lang == "es" for lang, _ in langprofile._INDEX["gracias"])
+
+
+@pytest.mark.parametrize("package, name", [f for f in FILES if "cues" in lexicon.load(*f)], ids=lambda f: str(f))
+def test_cue_tables_are_clean(package, name):
+    """Cue tables are matched as lower-case substrings: every entry is lower case, two
+    characters or more, and listed once in its table."""
+    for table, value in lexicon.load(package, name)["cues"].items():
+        entries = lexicon.cues(value)
+        assert entries, table
+        assert all(e == e.lower() for e in entries), f"{table}: upper-case entries"
+        assert all(len(e) >= 2 for e in entries), f"{table}: an entry under two characters"
+        assert len(entries) == len(set(entries)), f"{table}: {[e for e in entries if entries.count(e) > 1]} listed twice"

@@ -50,3 +50,8 @@ def pattern(table: Mapping[str, Any], key: str, macros: Mapping[str, str] = {}) 
 def words(value: str | Iterable[str]) -> list[str]:
     """A word list written as one whitespace-separated string, or as a list; order kept."""
     return value.split() if isinstance(value, str) else [w for item in value for w in item.split()]
+
+
+def cues(value: str) -> list[str]:
+    """A cue table written as `entry | entry | ...` (entries may hold spaces), in order, stripped."""
+    return [entry.strip() for entry in value.split("|") if entry.strip()]

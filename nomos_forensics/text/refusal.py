@@ -71,10 +71,9 @@ def _automaton():
     automaton = ahocorasick.Automaton()
     tables = lexicon.load("nomos_forensics.text", "refusal_cues")["cues"]
     for table, text in tables.items():
-        for entry in (e.strip().lower() for e in text.split("|")):
-            if entry:
-                found = automaton.get(entry, ())
-                automaton.add_word(entry, (*found, table) if table not in found else found)
+        for entry in lexicon.cues(text):
+            found = automaton.get(entry, ())
+            automaton.add_word(entry, (*found, table) if table not in found else found)
     automaton.make_automaton()
     return automaton
 
