@@ -35,8 +35,14 @@ from nomos_forensics.text import refusal  # noqa: E402
 
 MODELS = HERE.parent / "nomos_forensics" / "text" / "models"
 PHRASES = HERE.parent / "tests" / "phrases"
-# the example phrases' lists, as refusal kinds (policy-refusal's examples are operators' rules)
-PHRASE_KINDS = {"cant-run": "cant-run", "no-web-tool": "no-web-tool", "policy-refusal": "business-rule"}
+# the example phrases' lists, as refusal kinds: (file, list) -> kind
+PHRASE_KINDS = {("cant-run", "fire"): "cant-run", ("cant-run", "quiet"): "none",
+                ("no-web-tool", "fire"): "no-web-tool", ("no-web-tool", "quiet"): "none",
+                ("policy-refusal", "fire"): "policy", ("policy-refusal", "by_rule"): "business-rule",
+                ("policy-refusal", "quiet"): "none",
+                # the known misses are examples like the rest (tests/test_runbook_rules.py checks they are still missed)
+                ("cant-run", "xfail_fire"): "cant-run", ("cant-run", "xfail_quiet"): "none",
+                ("no-web-tool", "xfail_fire"): "no-web-tool", ("no-web-tool", "xfail_quiet"): "none"}
 
 
 def adjudicated(unit: str) -> dict[str, dict]:
@@ -65,15 +71,14 @@ def reply_examples(split: str = "tune") -> list[dict]:
 
 def phrase_examples() -> list[dict]:
     out = []
-    for name, kind in PHRASE_KINDS.items():
-        data = yaml.safe_load((PHRASES / f"{name}.yaml").read_text(encoding="utf-8"))
-        for side, value in (("fire", kind), ("quiet", "none")):
-            lists = data.get(side) or []
-            by_language = lists if isinstance(lists, dict) else {"en": lists}
-            for language, phrases in by_language.items():
-                for n, phrase in enumerate(phrases):
-                    out.append({"item": f"phrases:{name}:{side}:{language}:{n}", "family": "phrases", "language": language,
-                                "text": phrase, "kind": value, "partial": False})
+    for (name, side), value in PHRASE_KINDS.items():
+        lists = yaml.safe_load((PHRASES / f"{name}.yaml").read_text(encoding="utf-8")).get(side) or []
+        by_language = lists if isinstance(lists, dict) else {"en": lists}
+        for language, phrases in by_language.items():
+            for n, phrase in enumerate(phrases):
+                text = phrase[1] if isinstance(phrase, list) else phrase  # [user, reply] pairs: the reply
+                out.append({"item": f"phrases:{name}:{side}:{language}:{n}", "family": "phrases", "language": language,
+                            "text": text, "kind": value, "partial": False})
     return out
 
 
@@ -87,10 +92,10 @@ def features_of(example: dict, part: str = "features") -> list[int] | None:
         reading = refusal.read(example["text"])
         abstract = [f for f in reading.features if not f.startswith(("w|", "b|", "p|"))] if reading else []
         _READ[example["item"]] = None if reading is None else {
-            "features": sorted(set(feats.hashed(reading.features))),
-            "abstract": sorted(set(feats.hashed(abstract))),
-            "grounds": sorted(set(feats.hashed(reading.grounds))),
-            "partial": sorted(set(feats.hashed(reading.shape + reading.grounds))),
+            "features": feats.hashed(reading.features),
+            "abstract": feats.hashed(abstract),
+            "grounds": feats.hashed(reading.grounds),
+            "partial": feats.hashed(reading.shape + reading.grounds),
         }
     read = _READ[example["item"]]
     return None if read is None else read[part]
@@ -143,7 +148,7 @@ def export(model, classes_order: tuple[str, ...], buckets: list[int]) -> dict:
     coef = coef[order]
     bias = [float(bias[i]) for i in order]
     weights = {}
-    for column in np.nonzero(np.abs(coef).max(axis=0) > 1e-4)[0]:
+    for column in np.nonzero(np.abs(coef).max(axis=0) >= PRUNE)[0]:
         weights[str(buckets[column])] = [round(float(v), 5) for v in coef[:, column]]
     return {"classes": list(classes_order), "bias": [round(b, 5) for b in bias], "weights": weights}
 
@@ -178,6 +183,7 @@ def train(examples: list[dict], c: float) -> dict:
 
 
 THRESHOLD = 0.0  # the detector's margin above which a reply declines (--threshold)
+PRUNE = 0.005  # weights smaller than this are not shipped (--prune): a smaller file, the same decisions
 MARGINS: dict[str, float] = {}  # held-out detector margins, refusal over none, by item
 
 
@@ -266,7 +272,32 @@ def quote_examples() -> list[dict]:
     return list({e["item"]: e for e in out}.values())
 
 
+SAMPLE = HERE.parent / "tests" / "data" / "refusal-sample.json"
+
+
+def write_sample(out: dict) -> None:
+    """The decisions the written models make on the project's own phrases (tests/phrases), which
+    tests/test_refusal_kinds.py checks the shipped file still makes: the kind, the detector's
+    margin, and the share decided as the phrase lists expect."""
+    models = {name: feats.LinearModel(value) for name, value in out.items()}
+    items = []
+    for example in phrase_examples():
+        reading = refusal.read(example["text"])
+        if reading is None:
+            kind, margin = "none", None
+        else:
+            verdict, margin = models["detect"].best(feats.hashed(reading.features))
+            kind = refusal.kind_of(reading.grounds) if verdict == "refusal" else "none"
+            margin = round(margin, 3)
+        items.append({"text": example["text"], "expected": example["kind"], "kind": kind, "margin": margin})
+    right = sum(i["kind"] == i["expected"] for i in items) / len(items)
+    SAMPLE.parent.mkdir(exist_ok=True)
+    SAMPLE.write_text(json.dumps({"right": right, "items": items}, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+    print(f"wrote {SAMPLE.relative_to(HERE.parent)}: {len(items)} phrases, {right:.3f} decided as their lists say")
+
+
 def main() -> int:
+    global THRESHOLD, PRUNE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", choices=("refusal",))
     parser.add_argument("--c", type=float, default=0.5, help="inverse regularisation strength")
@@ -275,14 +306,14 @@ def main() -> int:
                         help="score with the families dealt into K groups (faster than --lofo)")
     parser.add_argument("--write", action="store_true", help="write nomos_forensics/text/models/refusal.json")
     parser.add_argument("--threshold", type=float, default=0.0, help="the detector's margin to call a refusal")
+    parser.add_argument("--prune", type=float, default=PRUNE, help="the smallest weight shipped")
     parser.add_argument("--weak", action="store_true", help="add the tune families' own labels (WEAK) to the detector's examples")
     parser.add_argument("--errors", type=int, default=0, metavar="N",
                         help="with --lofo: print N misses and N false alarms per kind (tune texts only)")
     args = parser.parse_args()
     from tabulate import tabulate
 
-    global THRESHOLD
-    THRESHOLD = args.threshold
+    THRESHOLD, PRUNE = args.threshold, args.prune
     replies = reply_examples("tune")
     examples = replies + phrase_examples() + quote_examples() + (weak_examples() if args.weak else [])
     positives = [e for e in replies if e["kind"] != "none"]
@@ -351,6 +382,7 @@ def main() -> int:
     if args.write:
         MODELS.mkdir(exist_ok=True)
         (MODELS / "refusal.json").write_text(json.dumps(out, separators=(",", ":")), encoding="utf-8")
+        write_sample(out)
         print(f"wrote {MODELS / 'refusal.json'} ({(MODELS / 'refusal.json').stat().st_size / 1e6:.2f} MB)")
     return 0
 

@@ -9,8 +9,15 @@ do. What is here is a stable API; the modules behind it are not.
 - Text: `prose` (code, reasoning and quoted lines removed), `sentences`, `canonical`
   (contractions spelled one way), `normalise`, `excerpt`, `quote_from`, `human_bytes`,
   `parse_timestamp`.
-- Reading replies: `replies` (assistant messages that answer in text), `first_sentence`, and
-  `statements` (a reply's sentences that state something, ready for phrase patterns).
+- Reading replies: `replies` (assistant messages that answer in text), `first_sentence`,
+  `statements` (a reply's sentences that state something, ready for phrase patterns), and
+  `refusals` (each assistant message that declines, with its one `Refusal`: kind, partial, the
+  sentence it rests on and why; text.refusal's learned decision, shared by every rule);
+  `acting_claim` (in a message that calls a tool, a claim that names what is missing),
+  `declined(hits)` (the parts a refusal finding shares: quotes, partial, data.messages),
+  `cued` (whether `refusals` read a reply past its gate: it holds a word declines are made of),
+  `holds_cue` (the same test for any text), `cue_tables` (which refusal cue tables a sentence holds: inability, lacking, policy_harm, …)
+  and `bounded` (the head and tail of a long message: all that a text rule should read).
 - Fast matching: `AnyPattern`, `AnySubstring`, `WordGates`, `letter_first`, `any_token` (exact word prefilters),
   `literal_first` (the same pattern, rewritten so the regex engine skips to where a match can start).
 - Data and language: `lexicon` (word lists and patterns kept in TOML files), `language`
@@ -25,6 +32,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from .ending import (
     ANSWERED,
@@ -42,17 +50,21 @@ from .hookspecs import hookimpl
 from .model import Message, Session, SessionInfo, ToolCall, ToolResult, Turn, excerpt, parse_timestamp
 from .render import human_bytes
 from .rule import Evidence, Finding, Need, Option, Rule, RuleContext, Severity
-from .text import language, lexicon
+from .text import claims, language, lexicon
+from .text.claims import acting_claim
 from .text.prefilter import AnyPattern, AnySubstring, WordGates, any_token, letter_first, literal_first
-from .text.prose import canonical, normalise, sentences
+from .text.prose import canonical, normalise, sentences, statements
 from .text.prose import without_code as prose
+from .text.refusal import Refusal, bounded, cue_tables, decide_reading, holds_cue
+from .text.refusal import read as read_reply
 
 __all__ = [
     "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
     "AnyPattern", "AnySubstring", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
     "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates",
-    "any_token", "canonical", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
-    "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "replies", "sentences", "statements",
+    "any_token", "bounded", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
+    "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "CLAIMED", "Declined", "Refusal", "declined", "acting_claim", "cued", "refusals", "replies", "sentences",
+    "statements",
 ]
 
 
@@ -64,23 +76,105 @@ def replies(session: Session) -> Iterator[Message]:
             yield message
 
 
+_CAPABILITY = frozenset({"capability_access", "capability_act", "capability_verb"})
+CLAIMED = ("capability_claim",)
+# a capability the agent lacks is said in the first person ("I can't", "I don't have", "as an AI")
+_FIRST_PERSON = frozenset({"inability_self", "lacking", "ai_self"})  # the cues of a decision the capability-claim reading made
+_OTHER_GROUNDS = ("policy_", "business_", "knowledge_")
+
+
+def _other_ground(reading) -> bool:
+    """Whether the sentences around a reply's declines name a policy, an operator's rule or
+    missing knowledge (then the model's kind stands, whatever a claim says)."""
+    return any(g.startswith("g|") and g[2:].startswith(_OTHER_GROUNDS) for g in reading.grounds)
+
+
+def _names_a_capability(sentence: str) -> bool:
+    """A claim sentence the model's reading does not overrule: it names a capability, and neither
+    another ground nor a chat model's "As an AI, I don't have …" disclaimer (which the model,
+    trained on thousands of them, reads right: most go on to answer)."""
+    tables = cue_tables(sentence)
+    return (bool(_CAPABILITY.intersection(tables)) and not any(t.startswith(_OTHER_GROUNDS) for t in tables)
+            and not ("ai_self" in tables and _DISCLAIMER.match(normalise(sentence).lower())))
+
+
+# a chat model's opening disclaimer ("As an AI language model, I don't have …", "I'm sorry, as an AI …")
+_DISCLAIMER = re.compile(r"(?:(?:i'm sorry|i am sorry|sorry|unfortunately|however|but|well)[,!.]?\s+)?"
+                         r"(?:as an?|i'm an?|i am an?|being an?)\s+(?:\w+\s+){0,2}?"
+                         r"(?:ai|language model|chatbot|assistant|artificial intelligence)\b")
+
+
+def refusals(session: Session) -> list[tuple[Message, Refusal]]:
+    """Every reply (`replies`: it calls no tool) that declines, in order, with its refusal decision
+    (one per message, so that the refusal rules never give one message two kinds). Decided once
+    per session, whichever rule asks first: text.refusal's model, and where it passed over a reply
+    that holds a decline's cue words, or read it as declining for no reason, the capability-claim
+    reading (text.claims: an agent saying in passing that it lacks the means, "Since I can't run
+    the build, I'll assume it passes") makes it cant-run."""
+    cached = session.__dict__.get("_refusals")
+    if cached is None:
+        cued, cached = set(), []
+        for message in replies(session):
+            text = bounded(message.text)
+            reading = read_reply(text)
+            if reading is not None:
+                cued.add(id(message))
+            found = decide_reading(reading)
+            if found is not None and found.kind == "cant-run" and (
+                    not _FIRST_PERSON.intersection(found.cues) or claims.not_a_claim(text, found.sentence)):
+                found = None  # about a third party, waiting for the user's files, about code, …: read on
+            # the model reads a reply's opening and closing; a claim may sit anywhere in its first
+            # and last thousands of characters (`bounded`)
+            if (found is None or (found.kind != "cant-run" and not _other_ground(reading))) and (
+                    reading is not None or claims.may_claim(text) or holds_cue(text, whole=True)):
+                # only a claim that names a capability and no other ground ("I can't run commands
+                # from here"; not "I can't help with that", nor "I can't look that up online")
+                claim = claims.first_claim(text, accept=_names_a_capability) if claims.worth_reading(text) else None
+                if claim is not None:
+                    found = Refusal("cant-run", False, claim, CLAIMED, 0.0)
+            if found is not None:
+                cached.append((message, found))
+        session.__dict__["_refusals"], session.__dict__["_cued"] = cached, cued
+    return cached
+
+
+@dataclass(frozen=True)
+class Declined:
+    """What a refusal rule's finding says of its messages (`declined(hits)`)."""
+
+    quoted: list[tuple[Message, str]]  # each message and its deciding sentence as written
+    partial: bool  # every one of them declines only in part
+    count: str  # "2 messages, in part"
+    messages: list[dict]  # data.messages: id, kind, partial, why
+
+    @property
+    def first(self) -> str:
+        return self.quoted[0][1]
+
+
+def declined(hits: list[tuple[Message, Refusal]]) -> Declined:
+    """The shared parts of a refusal finding, from its (message, Refusal) pairs."""
+    partial = all(found.partial for _, found in hits)
+    return Declined(
+        quoted=[(message, quote_from(message.text, found.sentence)) for message, found in hits],
+        partial=partial,
+        count=f"{len(hits)} message{'s' if len(hits) > 1 else ''}{', in part' if partial else ''}",
+        messages=[{"message_id": m.id, "kind": f.kind, "partial": f.partial, "why": f.why()} for m, f in hits],
+    )
+
+
+def cued(session: Session, message: Message) -> bool:
+    """Whether a reply holds a cue word of a decline (text.refusal's gate): what `refusals` read
+    past its gate. A reply without one is no refusal, whatever a rule's own reading says."""
+    refusals(session)
+    return id(message) in session.__dict__["_cued"]
+
+
 def first_sentence(text: str, claim: Callable[[str], bool]) -> str | None:
     """The first sentence of `text`'s prose (see `sentences`) for which `claim` holds."""
     return next((s for s in sentences(text) if claim(s)), None)
 
 
-_QUOTED = re.compile(r'"[^"]{0,200}"|“[^”]{0,200}”|«[^»]{0,200}»')
-
-
-def statements(text: str) -> Iterator[tuple[str, str]]:
-    """(sentence, plain) for each prose sentence of `text` that is not a question: `plain` is
-    the sentence with quoted strings removed (what the agent quotes, it does not claim) and
-    contractions spelled one way (`canonical`), which is what claim patterns are written against."""
-    for sentence in sentences(text):
-        if sentence.rstrip().endswith(("?", "？")):
-            continue
-        quoted = '"' in sentence or "“" in sentence or "«" in sentence
-        yield sentence, canonical(_QUOTED.sub(" ", sentence) if quoted else sentence)
 
 
 def quote_from(text: str, sentence: str) -> str:

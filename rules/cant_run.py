@@ -1,4 +1,4 @@
-"""cant-run: the agent claims it cannot run, execute or access something."""
+"""cant-run: the agent says it cannot act for lack of a capability, tool, target or access."""
 
 from __future__ import annotations
 
@@ -7,285 +7,35 @@ import re
 from collections.abc import Iterator
 
 from nomos_forensics.rulekit import (
+    CLAIMED,
     Finding,
+    Refusal,
     Rule,
     Severity,
-    any_token,
+    acting_claim,
+    bounded,
     canonical,
+    declined,
     excerpt,
     hookimpl,
-    letter_first,
     lexicon,
-    quote_from,
-    statements,
+    refusals,
 )
 
-
-def _verbs(*words: str) -> str:
-    """An alternation of action verbs with their -s/-ing/-ed forms (for "incapable of executing")."""
-    forms = set()
-    for word in words:
-        forms.add(word)
-        if " " in word:
-            continue
-        stem = word[:-1] if word.endswith("e") and not word.endswith("ee") else word
-        if re.fullmatch(r"(?:run|stop|ssh|shut|set|get)", word):
-            stem = word + word[-1]
-        forms.update({stem + "ing", word + "s", word + "es", stem + "ed"})
-    return "(?:" + "|".join(sorted(forms, key=len, reverse=True)) + r")\b"
-
-
-# Acting on a system. Not: find, see, tell, confirm, guarantee, promise, recommend, stress, wait,
-# say, think, rule out, reproduce, determine, explain — "I can't find X" is a result, not a claim.
-_ACTION = _verbs(
-    "run", "rerun", "re-run", "execute", "exec", "perform", "access", "ssh", "connect", "reach",
-    "log in", "log into", "login", "sign in", "restart", "start", "stop", "reboot", "reload",
-    "install", "uninstall", "modify", "change", "edit", "write", "delete", "remove", "create",
-    "deploy", "carry out", "invoke", "call", "use", "interact", "control", "manage", "touch",
-    "apply", "check", "query", "fetch", "retrieve", "open", "read", "mount", "unmount", "kill",
-    "update", "upgrade", "configure", "provision", "spin up", "shut down", "trigger", "issue",
-    "send", "operate", "administer", "get into", "enter", "inspect", "renew", "patch", "clear",
-    "clean", "wipe", "purge", "rotate", "resize", "scale", "migrate", "back up", "restore",
-    "schedule", "enable", "disable", "fix", "repair", "launch", "terminate", "test", "browse",
-    "list", "view", "monitor", "make changes", "make any changes", "push", "pull", "copy", "move",
-    "upload", "download", "set up", "take", "interface",
-) + r"|do (?:that|this|it|so|anything|any of (?:that|this|these|those))\b|help (?:you )?with (?:that|this|it|your)\b" \
-    r"|assist (?:you )?with (?:that|this|it|your)\b|help (?:you )?(?:here|there)\b|help\s*$|assist\s*$|do\s*$"
-# Words that may stand between the inability and the verb ("I can't directly run …").
-_FILLER = (
-    r"(?:\s+(?:directly|actually|really|currently|physically|personally|myself|remotely|simply|just|"
-    r"also|even|still|yet|safely|reliably|manually|interactively|technically|literally|possibly|"
-    r"from here|for you|on your behalf|by myself|on my own|go ahead and|help you|be used to|"
-    r"execute or|run or|access or|access and|and|or|any|the))*"
-)
-_SUBJECT = r"(?<![\w'-])(?:i|we)"
-_ADVERBS = r"(?:\s+(?:still|currently|actually|really|unfortunately|simply|just|also|now|honestly|sadly|presently|really|truly|right now|at the moment|at this time|at present|personally|myself|do|genuinely))*"
-# "can't", "'m unable to", "won't be able to", "'m not allowed to", "'m incapable of" …
-_INABLE = (
-    r"(?:\s*can't|\s+can no longer|\s+won't be able to|'ll not be able to|\s+will never be able to|"
-    r"(?:'m|'re)(?:\s+(?:currently|still|presently|now|also|simply|just|really|actually|afraid|sadly))*\s+(?:not\s+(?:currently\s+|really\s+|actually\s+|presently\s+|yet\s+|always\s+)?|no\s+longer\s+)?(?:un)?able\s+to|"
-    r"(?:'m|'re)\s+not\s+(?:allowed|permitted|authori[sz]ed|equipped|set\s+up|configured|designed|built|"
-    r"meant|supposed|in\s+a\s+position|capable\s+enough)\s+to|"
-    r"(?:'m|'re)\s+(?:not\s+capable\s+of|incapable\s+of|restricted\s+from|prevented\s+from|blocked\s+from|"
-    r"prohibited\s+from|forbidden\s+from|barred\s+from|not\s+able\s+to))"
-)
-# The have-forms: "don't have the ability/access", "have no way", "lack the permissions" …
-_CAPABILITY_NOUN = (
-    r"(?:ability|abilities|capability|capabilities|access|permission|permissions|privilege|privileges|"
-    r"rights|means|way|ways|tool|tools|toolset|option|shell|terminal|console|connectivity|connection|"
-    r"control|authority|clearance|interface|function|functionality|integration|sudo|root|ssh|"
-    r"network|mechanism|method|capacity|power|action|actions|login|account|tooling|toolkit|facility|facilities|"
-    r"resources|credentials|visibility)\b"
-)
-_MODIFIERS = r"(?:\s+(?:that|this|those|these|such))?(?:\s+(?!about\b|with\b|for\b|on\b|to\b|but\b|and\b|of\b|in\b|if\b|that\b|because\b)[\w'-]+){0,3}?"
-_HAVE_NOT = (
-    r"(?:\s+(?:don't|doesn't)\s+(?:currently\s+|actually\s+|really\s+|yet\s+)?(?:have|possess|get)|"
-    r"'ve\s+(?:no|not\s+got|got\s+no)|\s+(?:have|possess|got)\s+no|\s+haven't\s+got|\s+no\s+longer\s+have|"
-    r"\s+(?:lack|am\s+lacking|'m\s+lacking)|'ve\s+not\s+been\s+(?:given|granted)|\s+(?:haven't|were\s+never|was\s+never)\s+been\s+(?:given|granted))"
-)
-# First-person claims share their subject: one prefix, then the alternatives.
-_NEGATION = re.compile(
-    rf"{_SUBJECT}(?:"
-    rf"{_ADVERBS}{_INABLE}{_FILLER}\s+(?:{_ACTION})"
-    rf"|{_ADVERBS}{_INABLE}{_FILLER}\s+(?:get|obtain|have|gain|acquire|open|spawn|establish)\s+(?:a\s+|an\s+|any\s+|the\s+)?(?:\w+\s+)?{_CAPABILITY_NOUN}"
-    # elliptical: "I can't, sorry." "Unfortunately I'm unable to."
-    rf"|{_ADVERBS}(?:\s*can't|(?:'m|'re)\s+(?:not\s+able|unable)(?:\s+to)?)\s*(?:[,.!;]|$)"
-    # "I can only suggest commands", "I'm only able to advise"
-    rf"|(?:\s+can\s+only|(?:'m|'re)\s+only\s+(?:able|allowed|permitted)\s+to|(?:'m|'re)\s+limited\s+to)\s+(?:suggest|advise|explain|describe|recommend|provide|give|guide|walk|offer|tell|answer|draft|share|show\s+you|help\s+you\s+(?:write|plan|understand)|read|view|list)\w*"
-    # "I'd need shell access to do that"
-    rf"|(?:'d|\s+would)\s+need\s+(?:\w+\s+){{0,2}}?(?:access|permissions?|privileges|credentials|a\s+shell|shell|root|sudo)\b"
-    rf"|{_ADVERBS}{_HAVE_NOT}{_MODIFIERS}\s+{_CAPABILITY_NOUN}"
-    rf"|(?:'m|'re)\s+(?:not|no\s+longer)\s+(?:connected|logged\s+in|authenticated)\s+to\b"
-    rf"|(?:'m|'re)\s+not\s+(?:equipped|provided|set\s+up|configured)\s+with\b"
-    # "I'm an AI model with no access to your servers"
-    rf"|(?:'m|'re)\b[^.;]{{0,50}}?\b(?:with\s+no\s+|without\s+(?:any\s+)?)(?:direct\s+|shell\s+|network\s+)?(?:access|ability|way|permissions?|shell|means|capability)\b"
-    rf"|(?:'m|'re)\s+(?:running\s+)?(?:in\s+a\s+)?(?:sandbox(?:ed)?|isolated|air-gapped)\b"
-    rf"|(?:'m|'re|\s+am|\s+are)\s+(?:only\s+)?limited\s+to\s+(?:read|read-only|viewing|listing|suggest|advice|advis|text|giving|providing|answering|explain)"
-    rf"|(?:\s+only\s+have|'ve\s+only|\s+have\s+only)\s+(?:got\s+)?(?:read-only|read|view|viewer|limited|list|listing)\b"
-    # "I only have list_lxcs available, which can't restart anything"
-    rf"|(?:\s+only\s+have|'ve\s+only\s+got|\s+have\s+only)\b[^.;]{{1,50}}?\b(?:which|that|and\s+it|but\s+it|and\s+that)\s+(?:can't|doesn't\s+let\s+me|isn't\s+able\s+to|won't\s+let\s+me)\s+(?:{_ACTION})"
-    # "I'm only a language model and don't have access …": the inability after a conjunction
-    rf"|\b[^.;:!?]{{0,80}}?\b(?:and|so|therefore|thus|hence)\s+(?:i\s+)?(?:can't|can\s+no\s+longer|(?:don't|doesn't)\s+have|have\s+no|lack){_FILLER}{_MODIFIERS}\s+(?:{_ACTION}|{_CAPABILITY_NOUN})"
-    rf")"
-    # "… shell access, which I don't have", "root privileges that I lack"
-    rf"|\b{_CAPABILITY_NOUN}[^.;]{{0,30}}?\b(?:(?:which|that)\s+)?(?:i|we)\s+(?:(?:currently\s+)?(?:don't|doesn't)\s+(?:have|possess)|lack|haven't\s+got|no\s+longer\s+have)\b"
-    # "this environment doesn't give me access", "my role prevents me from restarting"
-    rf"|\b(?:doesn't|don't|won't|isn't\s+going\s+to|can't)\s+(?:give|grant|allow|let|permit|provide|offer)\s+(?:me|us)\b(?:\s+[\w'-]+){{0,3}}?\s+(?:{_ACTION}|{_CAPABILITY_NOUN})"
-    rf"|(?<!nothing\s)(?<!nobody\s)(?<!no\sone\s)\b(?:prevents?|stops?|keeps?|blocks?|bars?|restricts?|prohibits?)\s+(?:me|us)\s+from\s+(?:{_ACTION})"
-    rf"|\bmy\s+(?:access|permissions|role|privileges|rights|capabilities)\s+(?:is|are)\s+(?:limited|restricted)\s+to\b"
-    rf"|\bthere's\s+nothing\s+(?:that\s+)?(?:i|we)\s+can\s+do\b"
-    # after an apology, without a subject: "Sorry - unable to execute commands …"
-    rf"|^(?:unfortunately|sorry|apologies|sadly|regrettably|i'm\s+sorry|i'm\s+afraid|afraid)\b[,\s\-—–:]*(?:but\s+)?(?:i'm\s+|currently\s+)?(?:unable|not\s+able|can't)\s+to?{_FILLER}\s*(?:{_ACTION})"
-)
-# Impersonal claims, each behind a word it cannot match without (cheap `in` tests first).
-_NO_CAPABILITY: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
-    (gate, re.compile(pattern))
-    for gate, pattern in (
-        (("there",),
-         r"\bthere(?:'s|\s+are)\s+no\s+(?:\w+\s+){0,2}(?:tool|action|function|capability|command|mechanism|endpoint|option|integration)s?\b"
-         r"\s+(?:\w+\s+){0,2}?(?:available|i\s+can|i\s+could|for\s+me|in\s+my|at\s+my|that\s+(?:lets|allows|would\s+let)\s+me)"
-         # the runbook's "there is no action for that": tools and actions, not options or mechanisms
-         r"|\bthere(?:'s|\s+are)\s+no\s+(?:\w+\s+)?(?:tool|action|function|capability)s?\s+(?:to|for)\b"
-         r"|\bthere(?:\s+isn't|\s+aren't|'s\s+not)\s+(?:an?|any)\s+(?:\w+\s+){0,2}(?:tool|action|function|capability|command|mechanism|endpoint|option|integration)s?\b"
-         r"(?:\s+(?:\w+\s+){0,2}?(?:available|i\s+can|i\s+could|for\s+me|in\s+my|at\s+my)|\s+(?:to|for)\b)"
-         r"|\bthere's\s+no\s+(?:way|means|mechanism)\s+for\s+me\b"),
-        (("no ",),
-         r"\bno\s+(?:\w+\s+)?(?:tool|action|function|capability)\s+(?:is\s+)?(?:available|exists)\s+(?:to|for)\b"),
-        (("n't", "not "),
-         r"\b(?:that|this|the\s+requested|the\s+requested\s+\w+)\s+(?:action|operation|command|capability|request)\s+(?:isn't|aren't)\s+"
-         r"(?:supported|available|possible|something\s+i\s+can\s+do)"
-         r"|\b(?:isn't|aren't|not)\s+(?:supported|available)\s+(?:by|with|in|to)\s+(?:me|the\s+tools\s+i|my\s+(?:tools|toolset|actions|environment))"
-         r"|\b(?:the\s+)?\w+\s+(?:action|tool|function|command)\s+(?:isn't|is\s+not|is\s+no\s+longer|aren't)\s+available\s+(?:to\s+me|here|in\s+this\s+session)"
-         r"|\b(?:isn't|aren't|not)\s+(?:with)?in\s+my\s+(?:current\s+)?(?:capabilities|abilities|ability|scope|permissions|reach|toolset|power|access|remit)"
-         r"|(?:\bnot|n't)\s+(?:in|part\s+of|among)\s+my\s+(?:available\s+)?(?:toolset|tools|action\s+list|actions|capabilities)"
-         r"|\b(?:isn't|aren't|not)\s+(?:something|anything)\s+(?:that\s+)?(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+"
-         r"(?:can|could|able\s+to|have\s+the\s+(?:ability|capability|access|permissions?)|am\s+able\s+to|allowed\s+to|permitted\s+to|equipped\s+to|have\s+access\s+to)\b"),
-        (("outside", "beyond", "exceed"),
-         r"\b(?:outside|beyond)\s+(?:of\s+)?(?:what|anything)\s+(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:can|could|am\s+able|able|allowed|permitted|have\s+access)"
-         r"|\b(?:outside|beyond|exceeds?)\s+(?:of\s+)?(?:my|the)\s+(?:current\s+)?(?:capabilities|abilities|ability|scope|permissions|reach|toolset|access|remit|control|powers?)"),
-        (("my ",),
-         r"\bmy\s+(?:available\s+|current\s+)?(?:tools|toolset|permissions|access|privileges|role|account|environment|sandbox|setup|configuration|capabilities)\s+"
-         r"(?:doesn't|don't|won't|can't|isn't)\s+(?:allow|permit|let|give|grant|include|support|provide|extend|cover|enable)"),
-        (("tool", "none of"),
-         r"\b(?:the\s+)?tools?\s+(?:i\s+have|available\s+to\s+me|i've\s+got|i\s+have\s+access\s+to|at\s+my\s+disposal|i\s+can\s+use)\s+"
-         r"(?:don't|doesn't|can't|won't)\s+(?:include|support|allow|let|provide|do|cover|offer)"
-         r"|\bnone\s+of\s+(?:my|the)\s+(?:available\s+)?(?:tools|actions|functions)(?:\s+(?:available\s+to\s+me|i\s+have(?:\s+access\s+to)?))?\s+(?:can|could|allows?|lets?|supports?|will)\b"),
-        (("for me",),
-         r"\b(?:it's|that's|this\s+is|it\s+is|is)\s+not\s+possible\s+for\s+me\b|\b(?:isn't|not|impossible)\s+(?:possible\s+)?for\s+me\s+to\b"),
-        (("possible",),
-         r"\b(?:that's|it's|this\s+is)\s+not\s+possible\s+(?:from\s+here|in\s+this\s+(?:environment|session|chat))"),
-        (("as a",),
-         r"\b(?:as\s+(?:an?\s+)?(?:ai|language\s+model|text-based|llm|virtual\s+assistant|assistant))\b[^.]{0,60}\b(?:can't|unable|not\s+able|don't\s+have|do\s+not\s+have|no\s+(?:access|ability|way))\b"),
-        (("i'm just", "i'm only", "i'm merely", "i'm simply"),
-         r"\bi'm\s+(?:just|only|merely|simply)\s+(?:an?\s+)?(?:large\s+)?(?:ai|language\s+model|text-based|chat\s*bot|llm|virtual\s+assistant)\b[^.]{0,80}\b(?:can't|unable|not\s+able|don't\s+have|no\s+(?:access|ability|way))\b"),
-    )
-)
-
-
-def _no_capability(plain: str) -> bool:
-    return any(any(map(plain.__contains__, gate)) and pattern.search(plain) for gate, pattern in _NO_CAPABILITY)
-_OTHER_LANGUAGES = re.compile(
-    # Spanish, Portuguese, French, Italian: "can't" followed by anything but a finding verb
-    r"\bno\s+(?:puedo|podemos|soy\s+capaz\s+de|estoy\s+en\s+condiciones\s+de|me\s+es\s+posible)\s+(?!encontrar|ver|confirmar|garantizar|decir|creer|esperar|asegurar|recomendar)"
-    r"|\bno\s+(?:tengo|tenemos|dispongo\s+de)\s+(?:acceso|permisos?|la\s+capacidad|capacidad|forma|manera|herramientas?)"
-    r"|\bn[ãa]o\s+(?:consigo|posso|podemos|sou\s+capaz\s+de)\s+(?!encontrar|ver|confirmar|garantir|dizer|acreditar|esperar)"
-    r"|\bn[ãa]o\s+(?:tenho|temos)\s+(?:acesso|permiss[ãa]o|permiss[õo]es|como|a\s+capacidade|ferramentas?)"
-    r"|\bje\s+ne\s+(?:peux|pourrai|suis\s+pas\s+(?:en\s+mesure|capable|autoris[ée])|dispose\s+pas)\b(?!\s+pas\s+(?:trouver|voir|confirmer|garantir|dire|croire))"
-    r"|\bje\s+n'ai\s+(?:pas|aucun)\s+(?:d'|de\s+|l'|les\s+|la\s+)?(?:acc[eè]s|possibilit[ée]|droits?|permissions?|moyen|outils?)"
-    r"|\bimpossible\s+pour\s+moi\b"
-    r"|\bnon\s+(?:posso|possiamo|sono\s+in\s+grado\s+di|riesco\s+ad?)\s+(?!trovare|vedere|confermare|garantire|dire|credere)"
-    r"|\bnon\s+(?:ho|abbiamo)\s+(?:accesso|i\s+permessi|il\s+permesso|la\s+possibilit[àa]|modo|strumenti)"
-    # German (either word order), Dutch
-    r"|\b(?:ich\s+(?:kann|darf)|(?:kann|darf)\s+ich)\b[^.]{0,60}\b(?:nicht|keine?n?)\b[^.]{0,60}\b(?:aus(?:zu)?f[üu]hren|(?:neu\s+)?starten|zugreifen|durchf[üu]hren|[äa]ndern|verbinden|erreichen|installieren|l[öo]schen|einloggen|anmelden|bearbeiten|stoppen)"
-    r"|\b(?:ich\s+habe|habe\s+ich)\s+(?:leider\s+|derzeit\s+|aktuell\s+)?(?:keinen|keine)\s+(?:zugriff|zugang|berechtigung|berechtigungen|rechte|m[öo]glichkeit|werkzeuge?)"
-    r"|\b(?:ik\s+kan|kan\s+ik)\b[^.]{0,40}\b(?:geen|niet)\b[^.]{0,60}\b(?!vinden\b|zien\b|zeggen\b|garanderen\b|bevestigen\b|beloven\b)\w+en\b"
-    r"|\bik\s+heb\s+(?:helaas\s+)?geen\s+(?:toegang|rechten|toestemming|mogelijkheid)"
-    # Polish, Russian, Ukrainian, Turkish
-    r"|\bnie\s+(?:mog[ęe]|jestem\s+w\s+stanie|mam\s+(?:dost[ęe]pu|uprawnie[ńn]|mo[żz]liwo[śs]ci))"
-    r"|(?:\bя\s+)?\bне\s+(?:могу|можу|имею\s+(?:возможности|доступа)|маю\s+(?:доступу|можливості)|в\s+состоянии|удается)\b"
-    r"|\bу\s+(?:меня|мене)\s+нет?\s+(?:доступа|доступу|возможности|можливості|прав)"
-    r"|\b(?:eri[şs]imim|yetkim|iznim)\s+(?:yok|bulunmuyor)|\b(?:[çc]al[ıi][şs]t[ıi]r|eri[şs]|ba[ğg]lan|ba[şs]lat|ger[çc]ekle[şs]tir|yap|y[üu]r[üu]t|sil|de[ğg]i[şs]tir)[ae]m(?:[ıi]yorum|am|em|ıyoruz|iyoruz)\b"
-    # Chinese, Japanese, Korean
-    r"|(?:无法|不能|没办法|没有办法|不可以|無法)(?:直接|帮您|为您|替您)?(?:执行|運行|运行|访问|訪問|存取|操作|重启|重啟|连接|連接|登录|登入|修改|删除|安装|完成|处理|處理)"
-    r"|没有(?:权限|访问权限|执行权限|能力|办法)|沒有(?:權限|存取權限)"
-    r"|(?:実行|アクセス|操作|再起動|接続|ログイン|変更|削除|インストール)(?:すること)?(?:が|は)?でき(?:ません|ない)"
-    r"|(?:실행|접근|액세스|재시작|연결|접속|수정|삭제|설치)\S{0,3}\s*(?:할\s*수|수)\s*없",
-)
-# Not a capability claim: gated on approval, conditional, parallelism, or a question.
-_GATED = re.compile(
-    r"\b(?:until|unless|once|before|without|as\s+soon\s+as|pending|awaiting|waiting\s+for|after)\b[^.]{0,60}"
-    r"\b(?:approv\w*|confirm\w*|permission|consent|go-ahead|go\s+ahead|sign-?off|authori[sz]ation|you\s+say|ok\b|okay)"
-    r"|\b(?:needs?|requires?|need)\s+(?:your\s+|an?\s+|explicit\s+)?(?:approval|confirmation|sign-?off|go-ahead)",
-)
-_CONDITIONAL = re.compile(
-    r"^(?:if|whether|even\s+if|in\s+case|should\s+i|unless|when(?:ever)?|in\s+the\s+event)\b|\b(?:if|when|whether|in\s+case)\s+(?:i|we)\s+(?:can't|cannot|can\s+not|am\s+unable|'m\s+unable|don't\s+have)",
-    re.I,
-)
-_PARALLEL = re.compile(r"\b(?:at\s+the\s+same\s+time|simultaneously|in\s+parallel|concurrently|at\s+once|both\s+at)\b")
-# cheap pre-filters (on lower-case text): without one of these, no English pattern can match
-_CUE_WORDS = frozenset(
-    """no not none nothing never unable incapable lack lacks lacking beyond outside impossible only
-    restricted restrict restricts restricting limited sandbox sandboxed isolated air-gapped prevents
-    prevent need cannot cant dont interactive auto-deny""".split()
-)
-_CUE_PARTS = ("n't", "n’t", "as a", "i'm just", "i'm merely", "i'm simply", "i’m just", "i’m merely", "i’m simply", "nothing")
-_CUE_TOKEN = any_token(_CUE_WORDS)  # one of the cue words as a whole [a-z'-]+ token
-
-
-def _english_cue(lower: str) -> bool:
-    return any(map(lower.__contains__, _CUE_PARTS)) or _CUE_TOKEN.search(lower) is not None
-
-
-OTHER_CUE = (
-    r"\bno (?:p|t|s|e|m|d)|\bn[ãa]o\b|\bje\b|\bnon\b|\bich\b|\bhabe\b|\bkann\b|\bdarf\b|\bik\b|\bkan\b|\bnie\b|\bimpossible pour|"
-    r"\bne\b|\bnicht\b|\bkein|\bgeen\b|\bniet\b|\btidak\b|\btak\b"
-)
-_OTHER_CUE = letter_first(OTHER_CUE)  # the same texts, found about 2.5x faster
-
-
-def _worth_reading(text: str) -> bool:
-    """Could any sentence of `text` be a claim? (Most messages are ruled out here, unsplit.)"""
-    if not text.isascii():
-        return True
-    lower = text.lower()
-    return _english_cue(lower) or bool(_OTHER_CUE.search(lower))
-
-
-def _table(name: str, key: str) -> re.Pattern[str]:
-    data = lexicon.load("nomos_forensics_rules", name)
-    return re.compile(lexicon.pattern(data["patterns"], key, data.get("macros", {})))
-
-
-# rules/lexicons/cant_run.toml: more claims, what is not one, what a claim names as missing
-_MORE_CLAIMS = _table("cant_run", "claims")
-_CLAIMS_ID = _table("cant_run", "claims_id")
-_NOT_A_CLAIM = re.compile("|".join(_table("cant_run", key).pattern for key in ("waiting", "code", "format", "scope", "state")))
-_INSTRUCTIONS = _table("cant_run", "instructions")
-_MISSING = _table("cant_run", "missing")
-_MISSING_WORDS = tuple(lexicon.words(lexicon.load("nomos_forensics_rules", "cant_run")["words"]["missing"]))
-_ACTION_WORDS = _table("cant_run", "action")
-_TARGET = _table("cant_run", "target")
-_HOST = _table("cant_run", "host")
-# rules/lexicons/refusal.toml: a claim that cites a policy, rule or terms is policy-refusal's
-_REFUSAL = lexicon.load("nomos_forensics_rules", "refusal")["patterns"]
-_POLICY = re.compile("|".join(
-    [_table("refusal", key).pattern for key in _REFUSAL if key.startswith("refusal_")]
-    # a decline and a cited rule of the same language, anywhere in the statement
-    + [f"^(?=.*?(?:{_table('refusal', key).pattern}))(?=.*?(?:{_table('refusal', 'reason_' + key[8:]).pattern}))"
-       for key in _REFUSAL if key.startswith("decline_")]), re.S)
-_POLICY_LEAD = re.compile("|".join(_table("refusal", key).pattern for key in _REFUSAL if key.startswith("lead_")))
-
-
-def claim_in(plain: str) -> bool:
-    """Does this statement (see `rulekit.statements`) claim the agent cannot run/execute/access something?"""
-    english = _english_cue(plain)
-    other = not plain.isascii() or _OTHER_CUE.search(plain)
-    if not (english or other) or _CONDITIONAL.search(plain):
-        return False
-    hit = (english and (_NEGATION.search(plain) or _no_capability(plain) or _MORE_CLAIMS.search(plain))) or (
-        other and (_OTHER_LANGUAGES.search(plain) or _CLAIMS_ID.search(plain))
-    )
-    if not hit:
-        return False
-    return not (_GATED.search(plain) or _PARALLEL.search(plain) or _NOT_A_CLAIM.search(plain)
-                or _POLICY.search(plain))
-
-
-def _first_claim(text: str, missing_only: bool = False) -> str | None:
-    """The first claim of `text`; with `missing_only`, only one that names what is missing
-    (a message that goes on to call a tool still works: it counts only when it names the gap).
-    A claim whose next statement cites a policy is policy-refusal's, not this rule's; one right
-    after the agent cites its own instructions ("my system instructions require me to …") is the
-    model's configuration, not a missing capability."""
-    said = list(statements(text))
-    for i, (sentence, plain) in enumerate(said):
-        if claim_in(plain) and (not missing_only or _MISSING.search(plain)):
-            if i + 1 < len(said) and (_POLICY_LEAD.search(said[i + 1][1]) or _POLICY.search(said[i + 1][1])):
-                continue
-            if i and _INSTRUCTIONS.search(said[i - 1][1]):  # the model citing its instructions
-                continue
-            return sentence
-    return None
+_LEXICON = lexicon.load("nomos_forensics.text", "capability_claims")  # the claim reading's tables
+# what a fix reads in the claim: the action, the target, a host, what is missing
+_ACTION_WORDS, _TARGET, _HOST, _MISSING = (
+    re.compile(lexicon.pattern(_LEXICON["patterns"], key, _LEXICON.get("macros", {})))
+    for key in ("action", "target", "host", "missing"))
+def acting_claims(session) -> list[tuple]:
+    """(message, statement) for each message that calls a tool but says, in its text, that it
+    cannot do part of the job because something is missing (claims.acting_claim): a tool or
+    package not installed, a library it would need, sudo's password prompt, a terminal, tools
+    denied by the client's mode. The agent goes on working, so only a named gap counts (a bare
+    "we can't do that" in an agent's thought is nearly always about the code or the task's rules)."""
+    return [(message, claim) for message in session.messages
+            if message.role == "assistant" and message.tool_calls and message.text
+            and (claim := acting_claim(bounded(message.text))) is not None]
 
 
 def _command_in(text: str) -> str | None:
@@ -331,41 +81,34 @@ def session_fix(sentence: str, context: str) -> str | None:
 
 
 class CantRun(Rule):
-    """The agent says it cannot run, execute or access something.
+    """The agent says it cannot act for lack of a capability, tool, target or access.
 
-    Detects: an assistant message (never a user's) with a sentence in which the agent claims
-    it cannot run, execute, access, restart, reach or do something for lack of a capability,
-    tool, target or permission, in many phrasings and spellings ("I can't run that", "Im unable
-    to", "I don't have the necessary privileges", "I have no way of restarting it", "none of my
-    tools can reboot a node", "there is no action for that", "that's beyond my capabilities",
-    "As an AI, I can't", "I'm sandboxed", "I'm unable to provide information about that
-    account", "I cannot assist with removing it", "you need to run these manually since they
-    require sudo", Claude Code's permission and terminal refusals ("Both Bash and Write
-    permissions are in auto-deny mode", "Sudo requires interactive password", "it requires a
-    pseudo-terminal (PTY), which isn't available here"), its lack of control over its own session
-    ("I can't programmatically quit myself"), "no puedo ejecutar", "ich habe keinen Zugriff", "saya tidak dapat mengakses",
-    "我无法执行"); in a message that goes on to call a tool, only a claim that names what is
-    missing ("I can't run pylint because it's not installed", "I can't test it without numpy",
-    "I can't quit myself, but here's a one-liner"):
-    an agent's thought that calls a tool and says only "since we can't do that" is not flagged
-    (such statements are nearly always about the code).
-    Not: a refusal by policy (the claim or the next sentence cites a policy, rule or terms:
-    policy-refusal's, "I can't cancel it because the policy does not allow it"); a product
-    constraint stated about the thing ("basic fares cannot be changed"); the agent waiting on
-    the user's files ("I have no access to your code until you share it", "you haven't added
-    any files I can edit yet", "we would need access to these files: …"); a capability note
-    followed by the work, from what the user shared ("I don't have direct access to your
-    filesystem, but based on the file summaries you shared, here are the files"); statements about code ("the angle is a float, so we can't use it
-    directly"); the client's edit format ("I can only give SEARCH/REPLACE blocks"); the task's
-    scope ("beyond the scope of what's asked"); the model citing its own instructions in the
-    sentence before ("my system instructions require me to reply in English. I cannot change
-    this behavior through the chat interface"); a claim gated on approval ("I can't run it
-    until you confirm"), conditional, a question, about parallelism, about a third party
-    ("nginx can't start", "your user doesn't have access", "the exporter can't restart itself"), in the past after trying, a
-    finding rather than an action ("I can't find/see/tell/confirm"), a statement about the
-    agent's state ("I don't have visibility into or control over processes outside of this CLI
-    session"), a terminal or prompt it lacks but works around in the same sentence ("apt-get
-    requires an interactive prompt, so I'll pass -y"), quoted, or inside code.
+    Detects: an assistant message (never a user's) that declines, in whole or in part, because
+    the agent lacks the means: it cannot run or execute something, reach a host, file, account,
+    device or URL, has no tool or permission for it, or its client mode does not let it edit
+    ("I can't run commands inside containers", "I don't have access to your server", "As a text
+    model I cannot make phone calls", "switch to agent mode and I'll apply it", "no puedo
+    ejecutar comandos", "ich habe keinen Zugriff", "我无法执行"), in a dozen languages. The
+    decision is the one text.refusal makes for every reply (one kind per message: a model refusal
+    on safety, ethics, law or guidelines, or a decline with no reason, is policy-refusal's;
+    missing live knowledge is no-web-tool's). Besides, claims precise enough to stand alone
+    (Claude Code's "Both Bash and Write permissions are in auto-deny mode", "sudo requires an
+    interactive password", "it requires a pseudo-terminal, which isn't available here", "I can't
+    programmatically quit myself", "you'll have to run these yourself since they need sudo"); and
+    in a message that goes on to call a tool, only a claim that names what is missing ("I can't run
+    pylint because it's not installed", "I can't test it without numpy"). A reply that declines
+    only part of the request is reported as partial (friction, not a blocker).
+    Not: a result the agent reports after trying ("I couldn't find the file", "the build
+    failed"); a platform limit it relays (a rate limit, an image quota); text it quotes or reviews
+    (a log, docs, code, a story); an agent's thought in a message that calls a tool and names
+    nothing missing ("since we can't do that, let me think"); statements about third parties
+    ("nginx can't start", "the exporter can't restart itself"); the agent waiting on the user's
+    files ("add the todo file to the chat", "you haven't shared any files yet"); statements about
+    code ("the angle is a float, so we can't use it directly"); the client's edit format ("I can
+    only give SEARCH/REPLACE blocks"); the task's scope; the agent citing its own instructions; a
+    statement about its state ("I don't have visibility into processes outside of this CLI
+    session"); a terminal or prompt it lacks but works around ("apt-get needs a prompt, so I'll
+    pass -y").
     Root cause: missing target or capability: the agent believes there is no way to act.
     Fix: use `run` with a shell command (there is no fixed action enum any more); make that explicit in SOUL.md.
     """
@@ -375,28 +118,22 @@ class CantRun(Rule):
     severity = Severity.BLOCKER
 
     def check(self, session, ctx) -> Iterator[Finding]:
-        hits = []
-        for message in session.messages:
-            if message.role != "assistant" or not message.has_text:
-                continue
-            if message.tool_calls and not any(map(message.text.lower().__contains__, _MISSING_WORDS)):
-                continue  # it acted, and names nothing missing
-            if not _worth_reading(message.text):
-                continue
-            claim = _first_claim(message.text, missing_only=bool(message.tool_calls))
-            if claim is not None:
-                hits.append((message, claim))
+        hits = [(message, found) for message, found in refusals(session) if found.kind == "cant-run"]
+        hits.extend((message, Refusal("cant-run", False, sentence, CLAIMED, 0.0))
+                    for message, sentence in acting_claims(session))
         if not hits:
             return
-        quoted = [(message, quote_from(message.text, claim)) for message, claim in hits]
-        first = excerpt(quoted[0][1], 80)
+        hits.sort(key=lambda hit: session.messages.index(hit[0]))
+        said = declined(hits)
         before = session.messages[:session.messages.index(hits[0][0])]
         asked = " ".join(m.text for m in before if m.role == "user" and m.text)
         yield self.finding(
-            f"agent says it cannot act ({len(hits)} message{'s' if len(hits) > 1 else ''}): \"{first}\"",
-            quoted,
-            blocker=f"agent says it cannot act: \"{excerpt(quoted[0][1], 70)}\"",
-            fix=session_fix(quote_from(hits[0][0].text, hits[0][1]).split(". ")[0], hits[0][0].text + " " + asked),
+            f"agent says it cannot act ({said.count}): \"{excerpt(said.first, 80)}\"",
+            said.quoted,
+            severity=Severity.FRICTION if said.partial else None,
+            blocker=None if said.partial else f"agent says it cannot act: \"{excerpt(said.first, 70)}\"",
+            fix=session_fix(said.first.split(". ")[0], hits[0][0].text + " " + asked),
+            data={"messages": said.messages},
         )
 
 

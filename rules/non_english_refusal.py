@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from nomos_forensics.rulekit import Evidence, Finding, Option, Rule, Severity, excerpt, hookimpl, language
+from nomos_forensics.rulekit import Evidence, Finding, Option, Rule, Severity, excerpt, hookimpl, language, refusals
 
 # A user message is short ("reinicia nginx", "¿y ahora?", "重启 nginx"): one word unit and one
 # vote from the word lists are enough to name its language, if nothing else competes.
@@ -114,7 +114,7 @@ def _leader(weights: dict[str, float]) -> str:
 
 
 class NonEnglishRefusal(Rule):
-    """An assistant reply in another language than the user writes in.
+    """An assistant reply in another language than the user writes in (a refusal or boilerplate).
 
     Detects: an assistant message whose prose (code blocks, inline code, reasoning blocks,
     quoted lines and strings, pasted output and code lines, paths, URLs and commands removed)
@@ -145,7 +145,9 @@ class NonEnglishRefusal(Rule):
     command with "See … for more info."); a user message made only of names typed as commands
     ("sync-afi aider-afi" tells no language). A Spanish user answered in Spanish is not a finding;
     an English user answered with Chinese boilerplate is, and so is a German user answered in
-    English.
+    English. The finding says how many of the replies decline (text.refusal's decision, the one
+    the refusal rules use; `data.refusals`), and nothing of it when none does (boilerplate or an
+    answer in the wrong language). Each reply is read in its first 8,000 characters, whatever its length.
     Root cause: flash-tier model degradation: the model falls back to boilerplate in another language.
     Fix: add a response-quality guard that detects a language switch and retries (or escalates to a stronger model).
 
@@ -189,7 +191,7 @@ class NonEnglishRefusal(Rule):
                 if found is not None:
                     hits.append(found)
         if hits:
-            yield self._finding(hits, users)
+            yield self._finding(hits, users, {m.id for m, _ in refusals(session)})
 
     def _mismatch(self, message, reply, number, users: _Users, requests: list[tuple[int, str]], default: str):
         """(message, reply language, expected language, the user message quoted) or None."""
@@ -237,10 +239,11 @@ class NonEnglishRefusal(Rule):
         if this_turn is None and own.text and language.could_be(own.text, own.profile, lang):
             return None
         # enough prose once pasted lines and commands are out, and still in that language
-        strict_text = language.prose(language.without_pasted_lines(message.text))
+        head = message.text[:language.RAW_CHARS]  # what profile() reads of it at all
+        strict_text = language.prose(language.without_pasted_lines(head))
         strict = language.profile(strict_text)
         if strict.units < language.MIN_UNITS or (
-            strict.units < REPLY_MIN_UNITS and 4 * len("".join(strict_text.split())) < len("".join(message.text.split()))
+            strict.units < REPLY_MIN_UNITS and 4 * len("".join(strict_text.split())) < len("".join(head.split()))
         ):
             return None  # a few words around a command or a file: "See … for more info."
         again = language.decide(strict, strict_text)
@@ -249,7 +252,7 @@ class NonEnglishRefusal(Rule):
         quoted = own if own.text and this_turn is not None else users.quote(number, expected)
         return message, lang, expected, quoted
 
-    def _finding(self, hits, users: _Users) -> Finding:
+    def _finding(self, hits, users: _Users, refusing: set[int]) -> Finding:
         names = language.LANGUAGE_NAMES
         pairs: dict[tuple[str, str], int] = {}
         evidence = []
@@ -269,12 +272,16 @@ class NonEnglishRefusal(Rule):
         fix = (f"Replies switched language ({pair_text}): add a response-language guard that detects a reply "
                f"not in the user's language and retries with an explicit \"answer in {first_expected}\" "
                f"instruction (or escalates to a stronger model).{after}")
+        declined = sum(message.id in refusing for message, *_ in hits)
+        what = "" if not declined else " (a refusal)" if len(hits) == 1 else (
+            " (all of them refusals)" if declined == len(hits) else f" ({declined} of them refusals)")
         return self.finding(
             f"{len(hits)} assistant repl{'y' if len(hits) == 1 else 'ies'} in {', '.join(replies)} "
-            f"to a user writing {', '.join(expected_names)}",
+            f"to a user writing {', '.join(expected_names)}{what}",
             evidence,
             blocker=f"reply in {', '.join(replies)} to a {', '.join(expected_names)}-speaking user",
-            data={"pairs": [{"user": e, "reply": r, "count": n} for (e, r), n in pairs.items()]},
+            data={"pairs": [{"user": e, "reply": r, "count": n} for (e, r), n in pairs.items()],
+                  "refusals": declined},
             fix=fix,
         )
 

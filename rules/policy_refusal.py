@@ -1,129 +1,71 @@
-"""policy-refusal: the agent declines by rule (a policy it cites) although it could act."""
+"""policy-refusal: the model refuses (safety, ethics, law, guidelines, or no reason at all) although
+it could act; and, as a note, a decline by the operator's written rule."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from nomos_forensics.rulekit import (
-    AnySubstring,
     Finding,
     Rule,
     Severity,
+    declined,
     excerpt,
     hookimpl,
-    lexicon,
-    quote_from,
-    replies,
-    statements,
+    refusals,
 )
-
-_LEXICON = lexicon.load("nomos_forensics_rules", "refusal")
-_TABLE = _LEXICON["patterns"]
-_MACROS = _LEXICON.get("macros", {})
-
-
-def _compiled(kind: str) -> dict[str, re.Pattern[str]]:
-    """language -> one pattern, for every `<kind>_<language>` entry of refusal.toml."""
-    return {key.split("_", 1)[1]: re.compile(lexicon.pattern(_TABLE, key, _MACROS))
-            for key in _TABLE if key.startswith(kind + "_")}
-
-
-DECLINE = _compiled("decline")
-REASON = _compiled("reason")
-REFUSAL = _compiled("refusal")
-LEAD = _compiled("lead")
-LANGUAGES = tuple(sorted(DECLINE))
-# every statement that can be one names a rule with one of these words (cheap substring tests)
-_POLICY_WORDS = AnySubstring(lexicon.words(_LEXICON["words"]["policy"]))
-
-
-def _names_a_rule(lower: str) -> bool:
-    return _POLICY_WORDS.search(lower)
-
-_NOT = re.compile("|".join(lexicon.pattern(_TABLE, key, _MACROS) for key in ("not_gated", "not_finding", "not_conditional")))
-# what the agent declined to do, for the fix: the words after the decline (English)
-_ACTION = re.compile(
-    r"\b(?:can't|unable\s+to|not\s+able\s+to|not\s+(?:allowed|permitted|authori[sz]ed)\s+to|won't\s+be\s+able\s+to)"
-    r"(?:\s+(?:directly|actually|really|currently|just|go\s+ahead\s+and))*\s+"
-    r"((?:help\s+(?:you\s+)?with|assist\s+(?:you\s+)?with|\w+)(?:\s+(?!(?:because|since|as|due|per|under|according|"
-    r"for\s+you|but|so|which|that's|this\s+is|at\s+this\s+time|at\s+the\s+moment)\b)[\w'-]+){0,5})"
-)
-
-
-def policy_statement(text: str) -> tuple[str, str, str] | None:
-    """The first statement of `text` in which the agent declines citing a policy, rule or
-    terms, as (sentence, language, the rule cited); None when there is none."""
-    if not _names_a_rule(text.lower()):
-        return None  # most messages end here, unsplit
-    said = list(statements(text))
-    for i, (sentence, plain) in enumerate(said):
-        following = said[i + 1][1] if i + 1 < len(said) else ""
-        if not (_names_a_rule(plain) or (following and _names_a_rule(following))) or _NOT.search(plain):
-            continue
-        for language in LANGUAGES:
-            cited = REFUSAL[language].search(plain)
-            if cited is None and DECLINE[language].search(plain):
-                # the rule cited here, or at the start of the next statement, or the next
-                # statement is itself "the policy does not allow it"
-                cited = REASON[language].search(plain) or ((
-                    (LEAD[language].search(following) if language in LEAD else None)
-                    or REFUSAL[language].search(following)) if following else None)
-            if cited is not None:
-                return sentence, language, cited.group(0).strip(" ,.;:")
-    return None
-
-
-def session_fix(sentence: str, cited: str) -> str:
-    """The fix for this session: the action declined and the rule cited, both from the text."""
-    action = _ACTION.search(sentence.lower())
-    what = f'"{excerpt(action.group(1), 60)}"' if action else "the request"
-    return (f"the agent declined {what} citing \"{excerpt(cited, 60)}\": check that rule in SOUL.md / the policy "
-            f"text; if the action should be allowed, say so there explicitly; if the refusal is right, nothing to fix")
 
 
 class PolicyRefusal(Rule):
-    """The agent declines by rule (a policy it cites) although it could act.
+    """The model refuses although it could act: a safety, ethics, law, guideline or content-filter
+    ground, an opinion it declines to give, or no reason at all.
 
-    Detects: an assistant reply (never a user's) in which the agent itself declines ("I can't",
-    "I'm unable to", "I'm not allowed to", "I cannot assist", "no puedo", "ich darf … nicht",
-    "je ne peux pas", "não posso", "non posso", "не могу", "无法", "できません", "saya tidak
-    dapat", "할 수 없") and cites a policy, rule, guideline or terms as the reason, in the same
-    sentence or at the start of the next ("I can't cancel this reservation because the policy
-    does not allow it", "due to the policy restrictions, I am unable to modify the order",
-    "that would be against our policy", "según nuestra política, no puedo…", "根据政策，我无法…"),
-    in en, es, pt, fr, de, it, nl, pl, tr, id, ru, zh, ja and ko. Not: a capability refusal
-    (a missing tool, target or permission: cant-run, "I don't have access to lxc 105"); a bare
-    decline that names no rule ("I cannot assist with removing that passenger": cant-run); a
-    product constraint stated about the thing ("basic economy tickets cannot be changed", "orders
-    that have shipped can't be cancelled": no first-person decline); a rule the agent follows
-    while acting ("per policy, I need to verify your identity first", "I can't proceed until you
-    confirm"); conditions and questions; quoted text and code; a reply that also calls a tool.
-    Root cause: the system prompt or policy text makes the agent refuse an action it has the tools for; the rule may be right, or over-strict.
-    Fix: review the rule the agent cited in SOUL.md / the policy text: if the action should be allowed, say so explicitly; if the refusal is right, nothing to fix.
+    Detects: an assistant message that declines in whole or in part on a policy ground: safety or
+    harm, ethics or appropriateness, the law, the maker's guidelines or a platform's terms, a
+    content filter, privacy; declining to give an opinion it could give; or a decline that gives
+    no reason ("I'm sorry, but I can't help with that.", "I can't assist with creating malware",
+    "As an AI I don't take sides", "Lo siento, no puedo ayudarte con eso", "抱歉，我无法提供").
+    The decision is the one text.refusal makes for every assistant message (one kind per message:
+    a missing capability is cant-run's, missing live knowledge no-web-tool's). A decline that
+    withholds only part of the answer is reported as partial (friction). A support agent applying
+    its operator's written rule (a non-refundable fare, an identity check it must make, "I'm set
+    up to answer questions about X only") is doing its job: that is a cosmetic "declined by rule"
+    finding naming the rule, not a model refusal.
+    Not: a disclaimer before a full answer ("this is risky; here is how"); a decline followed by
+    doing the whole task anyway; text the agent quotes (a log, a story, another model's reply,
+    a jailbreak persona's words when the reply goes on to comply); a platform limit the agent
+    relays (a rate limit, a quota); a message that goes on to call a tool.
+    Root cause: the model's safety tuning or the system prompt makes it decline a request it could serve (over-refusal when the request was harmless), or the request was one it should decline.
+    Fix: read the request: if it was harmless, this is an over-refusal: review the guardrail or system prompt (SOUL.md) that made the model decline and say explicitly what it may do; if the request was harmful, the refusal is right and nothing is to fix.
     """
 
     code = "NF008"
     name = "policy-refusal"
-    severity = Severity.COSMETIC
+    severity = Severity.BLOCKER
 
     def check(self, session, ctx) -> Iterator[Finding]:
-        hits = []
-        for message in replies(session):
-            found = policy_statement(message.text)
-            if found is not None:
-                hits.append((message, *found))
-        if not hits:
-            return
-        quoted = [(message, quote_from(message.text, sentence)) for message, sentence, _, _ in hits]
-        _, sentence, language, cited = hits[0]
-        yield self.finding(
-            f"agent declines by policy ({len(hits)} message{'s' if len(hits) > 1 else ''}): "
-            f"\"{excerpt(quoted[0][1], 80)}\"",
-            quoted,
-            data={"languages": sorted({h[2] for h in hits}), "cited": cited},
-            fix=session_fix(sentence, cited),
-        )
+        found = refusals(session)
+        refused = [(m, f) for m, f in found if f.kind == "policy"]
+        by_rule = [(m, f) for m, f in found if f.kind == "business-rule"]
+        if refused:
+            said = declined(refused)
+            yield self.finding(
+                f"the model refused ({said.count}; {refused[0][1].why()}): \"{excerpt(said.first, 80)}\"",
+                said.quoted,
+                severity=Severity.FRICTION if said.partial else None,
+                blocker=None if said.partial else f"model refusal: \"{excerpt(said.first, 70)}\"",
+                data={"kind": "policy", "messages": said.messages},
+            )
+        if by_rule:
+            said = declined(by_rule)
+            yield self.finding(
+                f"declined by rule ({said.count}): \"{excerpt(said.first, 80)}\"",
+                said.quoted,
+                severity=Severity.COSMETIC,
+                fix="nothing to fix when the rule is right: the agent applied its operator's written rule; if the "
+                    "action should be allowed, say so in the rule or the system prompt",
+                data={"kind": "business-rule", "messages": said.messages},
+            )
 
 
 @hookimpl

@@ -71,3 +71,25 @@ def test_preloaded_models_give_what_lazily_loaded_ones_give():
         want = {v.language: v.value for v in lazy.compute_language_confidence_values(text)}
         assert got.keys() == want.keys() and max(got, key=got.get) == max(want, key=want.get)
         assert all(abs(got[k] - want[k]) < 1e-12 for k in want), text
+
+
+def test_request_automaton_finds_what_the_request_patterns_find():
+    """language.asked_for reads a message once with an automaton of the request_names and
+    translate literals; the patterns (IGNORECASE regexes) are the definition."""
+    from pathlib import Path
+
+    import yaml
+
+    texts = ["Answer in French please", "auf Englisch bitte", "翻译成英文", "traduza para o português",
+             "Please translate the error", "The Thai curry", "thailand", "Grec", "grecque", "FINS",
+             "Übersetze das ins Deutsche", "переведи на английский", "ESPAÑOL", "turc", "turco"]
+    for path in sorted((Path(__file__).parent / "phrases").glob("*.yaml")):
+        for items in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).values():
+            for item in items or []:
+                texts += [x for x in (item if isinstance(item, list) else [item]) if isinstance(x, str)]
+    assert len(texts) > 1000
+    for text in texts:
+        named, translate = langid._requests(text)
+        assert named == {lang for lang, p in langprofile._REQUEST_NAME.items() if p.search(text)}, text
+        assert translate == bool(langprofile._TRANSLATE.search(text)), text
+

@@ -23,7 +23,7 @@ def test_finding_quotes_the_reply_and_the_user_and_names_the_pair():
     assert 'to Chinese "把登录页面的按钮改成蓝色' in evidence.excerpt
     assert "Chinese → English" in finding.fix and 'answer in Chinese' in finding.fix
     assert "context summary" in finding.fix  # the turn's only user text was the client's
-    assert finding.data == {"pairs": [{"user": "zh", "reply": "en", "count": 1}]}
+    assert finding.data == {"pairs": [{"user": "zh", "reply": "en", "count": 1}], "refusals": 0}
 
 
 def test_close_languages_told_apart_name_both():

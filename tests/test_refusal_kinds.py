@@ -1,58 +1,82 @@
-"""Refusal kinds (issue 12, item 3): a policy refusal (policy-refusal, NF008) is told from a
-capability refusal (cant-run, NF001) and from a product constraint, in every language of the
-phrase tables; and the cant-run and policy-refusal findings carry a fix that cites the session."""
+"""Refusal kinds (issue 31): every assistant message that declines gets one refusal decision of one
+kind (text.refusal), which cant-run, no-web-tool and policy-refusal report, each its own kind: a
+model refusal (policy), a missing capability (cant-run), missing knowledge (no-web-tool), a
+decline by the operator's rule (policy-refusal's cosmetic note). Phrases: tests/phrases/, our own
+words, in a dozen languages."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import yaml
-from nomos_forensics_rules import cant_run, policy_refusal
+from nomos_forensics_rules import cant_run
 
-from nomos_forensics.testing import findings_by_rule, review_in_memory
+from nomos_forensics.testing import review_in_memory
+from nomos_forensics.text import refusal
 
 HERE = Path(__file__).parent
 POLICY = yaml.safe_load((HERE / "phrases" / "policy-refusal.yaml").read_text(encoding="utf-8"))
-CANT_RUN = yaml.safe_load((HERE / "phrases" / "cant-run.yaml").read_text(encoding="utf-8"))
-SELECT = ("policy-refusal", "cant-run")
+SELECT = ("policy-refusal", "cant-run", "no-web-tool")
 FIRE = [(language, text) for language, texts in POLICY["fire"].items() for text in texts]
+BY_RULE = [(language, text) for language, texts in POLICY["by_rule"].items() for text in texts]
 
 
 def _review(reply: str, user: str = "please sort out my booking"):
     return review_in_memory({"messages": [{"user": user}, {"assistant": reply}]}, select=SELECT)
 
 
+def _kinds(card) -> list[tuple[str, str]]:
+    return [(f.rule, f.data.get("kind", f.rule)) for f in card.findings]
+
+
 @pytest.mark.parametrize("language, reply", FIRE, ids=[f"{lang}:{text[:40]}" for lang, text in FIRE])
-def test_policy_refusal_fires_and_cant_run_stays_quiet(language, reply):
-    found = findings_by_rule(_review(reply))
-    assert found.get("policy-refusal") == 1, reply
-    assert "cant-run" not in found, reply
-    assert policy_refusal.policy_statement(reply)[1] == language
+def test_a_model_refusal_is_policy_refusal_and_nothing_else(language, reply):
+    assert _kinds(_review(reply)) == [("policy-refusal", "policy")], reply
+
+
+@pytest.mark.parametrize("language, reply", BY_RULE, ids=[f"{lang}:{text[:40]}" for lang, text in BY_RULE])
+def test_a_decline_by_the_operators_rule_is_a_cosmetic_note(language, reply):
+    card = _review(reply)
+    assert _kinds(card) == [("policy-refusal", "business-rule")], reply
+    assert card.findings[0].severity.label == "cosmetic" and card.findings[0].message.startswith("declined by rule")
 
 
 @pytest.mark.parametrize("reply", POLICY["quiet"], ids=[t[:50] for t in POLICY["quiet"]])
 def test_not_a_policy_refusal(reply):
-    assert "policy-refusal" not in findings_by_rule(_review(reply)), reply
+    assert "policy-refusal" not in [rule for rule, _ in _kinds(_review(reply))], reply
 
 
-def test_every_capability_phrase_of_cant_run_is_not_a_policy_refusal():
-    fired = [t for t in CANT_RUN["fire"] if isinstance(t, str) and policy_refusal.policy_statement(t)]
-    assert fired == []
+def test_eleven_languages_at_least():
+    assert len(POLICY["fire"]) >= 11 and len(POLICY["by_rule"]) >= 10
 
 
-def test_ten_languages_at_least():
-    assert len(POLICY["fire"]) >= 10
-    assert set(POLICY["fire"]) <= set(policy_refusal.LANGUAGES)
-    assert {"en", "es", "de", "fr", "pt", "it", "ru", "zh", "ja", "id"} <= set(policy_refusal.LANGUAGES)
+@pytest.mark.parametrize("name", ["cant-run", "no-web-tool", "policy-refusal"])
+def test_one_refusal_kind_per_message(name):
+    """No phrase of any list gets two refusal findings: the kinds partition the decisions."""
+    data = yaml.safe_load((HERE / "phrases" / f"{name}.yaml").read_text(encoding="utf-8"))
+    for texts in data.values():
+        for text in (t for v in (texts.values() if isinstance(texts, dict) else [texts]) for t in v):
+            reply = text[1] if isinstance(text, list) else text
+            assert len(_review(reply).findings) <= 1, reply
 
 
-def test_policy_refusal_is_cosmetic_and_its_fix_names_the_action_and_the_rule():
-    card = _review("I can't cancel this reservation because the policy does not allow it.")
-    (finding,) = [f for f in card.findings if f.rule == "policy-refusal"]
-    assert finding.severity.label == "cosmetic"
-    assert '"cancel this reservation"' in finding.fix and "the policy" in finding.fix
-    assert finding.fix != policy_refusal.PolicyRefusal.fix()
+def test_the_finding_says_why_and_quotes_the_deciding_sentence():
+    card = _review("I checked the logs first. I'm sorry, but I can't help you write malware that steals passwords.")
+    (finding,) = card.findings
+    assert "malware" in finding.evidence[0].excerpt and "I checked the logs" not in finding.evidence[0].excerpt
+    assert "safety, ethics, law, rules or opinion ground" in finding.message
+    assert finding.data["messages"][0]["kind"] == "policy"
+
+
+def test_a_partial_refusal_is_friction_not_a_blocker():
+    reply = ("Here are the first three steps to configure the firewall: 1. open the console, 2. add the rule, "
+             "3. save it. However, I can't help with disabling the audit logging on your production system, as that "
+             "could be used to hide malicious activity and would violate security guidelines. The rest of the "
+             "configuration is standard and you can follow the vendor's documentation for it.")
+    decided = refusal.decide(reply)
+    assert decided is not None and decided.kind == "policy"
 
 
 @pytest.mark.parametrize("reply, user, expected", [
@@ -60,7 +84,6 @@ def test_policy_refusal_is_cosmetic_and_its_fix_names_the_action_and_the_rule():
      '`run {"command": "systemctl restart nginx", "target": "lxc/105"}`'),
     ("I can't run `df -h` on the node.", "check the disk on pve1", '`run {"command": "df -h", "target": "pve1"}`'),
     ("Sorry, I can't restart containers.", "restart lxc 120", '"restart containers" on lxc/120'),
-    ("You need to run these commands manually since they require sudo.", "install nginx", "sudo"),
 ])
 def test_cant_run_fix_cites_the_command_and_target(reply, user, expected):
     card = review_in_memory({"messages": [{"user": user}, {"assistant": reply}]}, select=("cant-run",))
@@ -69,7 +92,7 @@ def test_cant_run_fix_cites_the_command_and_target(reply, user, expected):
 
 
 def test_cant_run_without_an_action_keeps_the_stock_fix():
-    card = review_in_memory({"messages": [{"user": "go"}, {"assistant": "Lo siento, no puedo hacerlo."}]},
+    card = review_in_memory({"messages": [{"user": "go"}, {"assistant": "Lo siento, no tengo acceso a ese servidor."}]},
                             select=("cant-run",))
     (finding,) = card.findings
     assert finding.fix == cant_run.CantRun.fix()
@@ -78,5 +101,18 @@ def test_cant_run_without_an_action_keeps_the_stock_fix():
 def test_finding_fix_argument_is_optional():
     rule = cant_run.CantRun()
     assert rule.finding("x").fix == cant_run.CantRun.fix()
-    assert rule.finding("x", fix="do y").fix == "do y"
-    assert rule.finding("x", fix="").fix == cant_run.CantRun.fix()
+
+
+def test_the_shipped_weights_give_the_recorded_decisions():
+    """The model file shipped in the package decides the committed sample (our own phrases) as
+    recorded when it was trained (bench/train_text.py --write writes both)."""
+    recorded = json.loads((HERE / "data" / "refusal-sample.json").read_text(encoding="utf-8"))
+    assert recorded["items"], "empty sample"
+    for item in recorded["items"]:
+        decided = refusal.decide(item["text"])
+        reading = refusal.read(item["text"])
+        margin = None if reading is None else round(refusal.models()["detect"].best(
+            refusal.hashed(reading.features))[1], 3)
+        assert (decided.kind if decided else "none", margin) == (item["kind"], item["margin"]), item["text"]
+    right = sum(item["kind"] == item["expected"] for item in recorded["items"]) / len(recorded["items"])
+    assert right == pytest.approx(recorded["right"]), "the sample's score moved"

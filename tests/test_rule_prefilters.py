@@ -9,11 +9,9 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nomos_forensics_rules import cant_run as cr
-from nomos_forensics_rules import no_web_tool as nwt
 from nomos_forensics_rules import user_frustration as uf
 
-from nomos_forensics.text.prefilter import WordGates, any_token, letter_first, required_words
+from nomos_forensics.text.prefilter import AnyPattern, WordGates, any_token, letter_first, required_words
 from nomos_forensics.text.prose import canonical
 from nomos_forensics.text.prose import sentences as text_sentences
 
@@ -84,32 +82,42 @@ def test_word_gates_never_hide_a_match(text):
     assert all(p in tried for p in patterns if p.search(text))
 
 
-def test_no_web_tool_gated_alternation_is_exact():
+def test_gated_alternation_is_exact():
+    """AnyPattern over the classes cant-run does not flag (alternatives with macros) says what the pattern says."""
     texts = _user_texts() + _phrases("no-web-tool") + _phrases("cant-run")
     sentences = [canonical(s) for t in texts for s in text_sentences(t)]
     assert len(sentences) > 1000
-    gated = nwt._NO_KNOWLEDGE_ANY
-    assert len(gated.group.items) > 40  # the first-person alternatives were distributed
-    found = [bool(nwt._NO_KNOWLEDGE.search(s)) for s in sentences]
+    from nomos_forensics.text import claims
+
+    gated = AnyPattern(claims._NOT)
+    found = [bool(claims._NOT.search(s)) for s in sentences]
     assert [gated.matches(s) for s in sentences] == found
-    assert sum(found) > 100
+    assert sum(found) >= 4
 
 
-@pytest.mark.parametrize("module", [cr, nwt])
-def test_letter_first_cues_find_the_same_texts(module):
-    original = re.compile(module.OTHER_CUE)
+# word-boundary cues of a dozen languages, the shape letter_first rewrites
+OTHER_CUE = (
+    r"\bno (?:p|t|s|e|m|d)|\bn[ãa]o\b|\bje\b|\bnon\b|\bich\b|\bhabe\b|\bkann\b|\bdarf\b|\bik\b|\bkan\b|\bnie\b|"
+    r"\bimpossible pour|\bne\b|\bnicht\b|\bkein|\bgeen\b|\bniet\b|\btidak\b|\btak\b"
+)
+_OTHER_CUE = letter_first(OTHER_CUE)
+CUE_WORDS = frozenset("no not none nothing never unable lack beyond outside cannot cant dont auto-deny".split())
+_CUE_TOKEN = any_token(CUE_WORDS)
+
+
+def test_letter_first_cues_find_the_same_texts():
+    original = re.compile(OTHER_CUE)
     texts = [t.lower() for t in _user_texts() + _phrases("")]
     texts += ["nicht", "xnicht", "_je", "je_", "-je", "no p", "no pa", "kein-x", "1ich", "ñich", "não", "nao"]
     assert sum(1 for t in texts if original.search(t)) > 20
     for text in texts:
-        assert bool(module._OTHER_CUE.search(text)) == bool(original.search(text)), text
+        assert bool(_OTHER_CUE.search(text)) == bool(original.search(text)), text
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet="nojeichabkdrfgtpsmãi _-'.1", max_size=30))
 def test_letter_first_is_a_word_boundary(text):
-    for module in (cr, nwt):
-        assert bool(module._OTHER_CUE.search(text)) == bool(re.search(module.OTHER_CUE, text)), text
+    assert bool(_OTHER_CUE.search(text)) == bool(re.search(OTHER_CUE, text)), text
 
 
 def test_letter_first_refuses_other_shapes():
@@ -125,9 +133,8 @@ _TOKEN_TEXT = st.lists(st.sampled_from(list("nota'-cdy ,.\n") + ["no", "not", "c
 @given(_TOKEN_TEXT.map(lambda t: t.lower()))
 def test_any_token_is_the_token_set_test(text):
     """`any_token(words).search` says what the token-set test it replaces says, on every text."""
-    for module in (cr, nwt):
-        tokens = re.findall(r"[a-z'-]+", text)
-        assert (module._CUE_TOKEN.search(text) is not None) == (not module._CUE_WORDS.isdisjoint(tokens)), text
+    tokens = re.findall(r"[a-z'-]+", text)
+    assert (_CUE_TOKEN.search(text) is not None) == (not CUE_WORDS.isdisjoint(tokens)), text
 
 
 def test_any_token_examples():
@@ -240,3 +247,22 @@ def test_literal_first_keeps_the_gates_as_selective():
         fast = literal_first(source)
         assert fast.pattern != source
         assert required_words(fast) == required_words(re.compile(source))
+
+
+def test_claim_reading_gate_loses_nothing():
+    """A reply the claim reading's gate turns away (no cue word of text.refusal's gate, none of a
+    terminal, sudo or auto-deny claim's words) holds no claim (replies of the cases and phrases)."""
+    from nomos_forensics.text import claims, refusal
+
+    texts = _user_texts() + _phrases("")
+    for path in sorted((HERE / "cases").glob("*.yaml")):
+        for case in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            for message in case.get("messages", []):
+                reply = message.get("assistant") if isinstance(message, dict) else None
+                texts.append(reply if isinstance(reply, str) else (reply or {}).get("text") or "")
+    claimed = 0
+    for text in texts:
+        if claims.first_claim(text) is not None:
+            claimed += 1
+            assert refusal.holds_cue(text) or claims.may_claim(text), text
+    assert claimed >= 200

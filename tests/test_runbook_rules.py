@@ -29,7 +29,38 @@ def _phrase_cases(rule: str) -> list[dict]:
     return cases
 
 
-PHRASE_CASES = [c for rule in ("cant-run", "no-web-tool", "non-english-refusal") for c in _phrase_cases(rule)]
+PHRASE_RULES = ("cant-run", "no-web-tool", "non-english-refusal")
+PHRASE_CASES = [c for rule in PHRASE_RULES for c in _phrase_cases(rule)]
+
+
+def _known_misses() -> list[tuple[str, str, int, str]]:
+    """(rule, list, expected findings, reply) of each phrasing the rule is known to get wrong."""
+    out = []
+    for rule in PHRASE_RULES:
+        data = yaml.safe_load((PHRASES / f"{rule}.yaml").read_text(encoding="utf-8"))
+        for key, expected in (("xfail_fire", 1), ("xfail_quiet", 0)):
+            for item in data.get(key) or []:
+                user, reply = item if isinstance(item, list) else ("please check lxc 105 for me", item)
+                out.append((rule, key, expected, user, reply))
+    return out
+
+
+@pytest.mark.parametrize("rule", PHRASE_RULES)
+def test_known_misses_are_few(rule):
+    """A rule may get a phrasing of its lists wrong (a learned model is not a lookup table), but
+    not more than one in a hundred."""
+    data = yaml.safe_load((PHRASES / f"{rule}.yaml").read_text(encoding="utf-8"))
+    listed = len(data["fire"]) + len(data["quiet"])
+    misses = len(data.get("xfail_fire") or []) + len(data.get("xfail_quiet") or [])
+    assert misses <= listed / 100, (rule, misses, listed)
+
+
+@pytest.mark.parametrize("miss", _known_misses(), ids=[f"{m[0]}/{m[1]}: {m[4][:40]}" for m in _known_misses()])
+def test_known_misses_are_still_missed(miss):
+    """When the rule gets a known miss right, it moves back to its list."""
+    rule, key, expected, user, reply = miss
+    card = review_in_memory({"name": key, "messages": [{"user": user}, {"assistant": reply}]}, select=[rule])
+    assert findings_by_rule(card).get(rule, 0) != expected, f"{rule} now gets this right: move it back from {key}"
 
 
 def _fanout(counts_per_turn: list[dict[str, int]], per_message: int = 10) -> list[dict]:

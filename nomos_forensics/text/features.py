@@ -44,8 +44,10 @@ def tokens(text: str) -> list[str]:
 
 
 def hashed(names: Iterable[str]) -> list[int]:
+    """The feature buckets of `names`, each once: the models read whether a feature is there,
+    not how often (as they were trained), so a long reply's repeated "the" weighs once."""
     mask = BUCKETS - 1
-    return [zlib.crc32(name.encode("utf-8", "replace")) & mask for name in names]
+    return sorted({zlib.crc32(name.encode("utf-8", "replace")) & mask for name in names})
 
 
 def text_features(text: str, prefix: str = "") -> list[str]:

@@ -58,6 +58,7 @@ from .profile import (  # noqa: F401  (re-exported: the language API rules use)
     MIN_LETTERS,
     MIN_UNITS,
     NEUTRAL,
+    RAW_CHARS,
     Detection,
     Profile,
     is_close,
@@ -217,13 +218,66 @@ def requested_language(text: str | None, language: str) -> bool:
 def asked_for(text: str | None, language: str) -> bool:
     """Did the user ask for `language` in `text`: by name ("answer in French", "auf Englisch"),
     or a translation that names no language ("translate the error for me")? A translation into
-    named languages ("translate the page into Russian, Kazakh and Spanish") asks for those only."""
+    named languages ("translate the page into Russian, Kazakh and Spanish") asks for those only.
+    A long message is read in its head and tail (REQUEST_HEAD, REQUEST_TAIL characters: a
+    request is in the user's own words, not in the middle of what they paste)."""
     if not text:
         return False
-    pattern = _REQUEST_NAME.get(language)
-    if pattern is not None and pattern.search(text):
-        return True
-    return bool(_TRANSLATE.search(text)) and not any(p.search(text) for p in _REQUEST_NAME.values())
+    named, translate = _requests(text if len(text) <= REQUEST_HEAD + REQUEST_TAIL
+                                 else text[:REQUEST_HEAD] + "\n" + text[-REQUEST_TAIL:])
+    return language in named or (translate and not named)
+
+
+REQUEST_HEAD, REQUEST_TAIL = 3000, 1000
+
+
+@functools.lru_cache(maxsize=1024)
+def _requests(text: str) -> tuple[frozenset[str], bool]:
+    """The languages `text` asks for by name, and whether it asks for a translation (each user
+    message is read once, however many replies are checked against it): one pass of an
+    Aho-Corasick automaton over the request_names and translate entries, which are literal
+    alternatives with character classes (`ingl[eéê]s`) and a few word boundaries (`\\bthai\\b`)."""
+    lowered = text.lower()
+    named: set[str] = set()
+    translate = False
+    for end, entries in _request_automaton().iter(lowered):
+        for key, length, bounded in entries:
+            if bounded and not _word_at(lowered, end + 1 - length, end + 1):
+                continue
+            if key == "":
+                translate = True
+            else:
+                named.add(key)
+    return frozenset(named), translate
+
+
+def _word_at(text: str, start: int, stop: int) -> bool:
+    return (start == 0 or not text[start - 1].isalnum()) and (stop == len(text) or not text[stop].isalnum())
+
+
+@functools.cache
+def _request_automaton():
+    """Each literal the request patterns stand for -> (language, or "" for a translation; its
+    length; whether it must be a whole word). tests/test_language.py checks it finds what the
+    patterns find."""
+    import itertools
+
+    import ahocorasick
+
+    from .profile import LEXICON
+
+    automaton = ahocorasick.Automaton()
+    sources = [*LANGUAGE_REQUEST_NAMES.items(), ("", lexicon.pattern(LEXICON["patterns"], "translate"))]
+    for key, source in sources:
+        for branch in source.split("|"):
+            bounded = branch.startswith("\\b")
+            parts = re.findall(r"\[([^\]]*)\]|([^\[]+)", branch.replace("\\b", ""))
+            for letters in itertools.product(*[list(cls) if cls else [text] for cls, text in parts]):
+                literal = "".join(letters).lower()
+                found = automaton.get(literal, ())
+                automaton.add_word(literal, (*found, (key, len(literal), bounded)))
+    automaton.make_automaton()
+    return automaton
 
 
 def confidence_for(text: str, language: str) -> float:
@@ -307,8 +361,8 @@ def without_pasted_lines(text: str) -> str:
 
 # A user message longer than this is read by its head and tail only (whole lines of each): a
 # 4 MB paste cost the language rule 100 ms of line tests, for prose profile() reads 1,500
-# characters of.
-OWN_PROSE_MAX, OWN_PROSE_HEAD, OWN_PROSE_TAIL = 20_000, 16_000, 4_000
+# characters of (from the first RAW_CHARS of what is left).
+OWN_PROSE_MAX, OWN_PROSE_HEAD, OWN_PROSE_TAIL = 8_000, 6_000, 2_000
 
 
 def own_prose(text: str | None) -> str:

@@ -221,9 +221,13 @@ def _without_quotes(text: str) -> str:
     return stripped if len(stripped.split()) * 3 >= len(text.split()) else text
 
 
+RAW_CHARS = 8000  # characters of a message read at all for its language (its head: code blocks are cut first)
+
+
 def prose(text: str, *, drop_quotes: bool = False) -> str:
-    """Text with code, URLs, paths and technical tokens removed: what is left is language."""
-    text = without_code(text, ANALYSE_CHARS + 300)
+    """Text with code, URLs, paths and technical tokens removed: what is left is language. Only
+    the first RAW_CHARS characters are read, whatever the message's length."""
+    text = without_code(text[:RAW_CHARS], ANALYSE_CHARS + 300)
     if drop_quotes:
         text = _without_quotes(text)
     return _TECH_TOKEN.sub(" ", text)[:ANALYSE_CHARS]
@@ -272,13 +276,14 @@ DECIDED_SCORE, DECIDED_MARGIN = 8.0, 4.0
 def profile(text: str | None, *, drop_quotes: bool = True) -> Profile:
     """Evidence per language in `text` (prose only). Never calls Lingua.
 
-    Reads at most ANALYSE_CHARS characters of prose, chunk by chunk, and stops as soon as one
-    language family has clearly won (a long English reply costs about one chunk).
+    Reads at most ANALYSE_CHARS characters of prose from the message's first RAW_CHARS, chunk by
+    chunk, and stops as soon as one language family has clearly won (a long English reply costs
+    about one chunk).
     """
     result = Profile()
     if not text:
         return result
-    text = without_blocks(text)  # code, and reasoning blocks some models emit
+    text = without_blocks(text[:RAW_CHARS])  # code, and reasoning blocks some models emit (in a bounded head)
     base = text[: ANALYSE_CHARS + 300]
     if not base.isascii() and _NON_LATIN.search(base):
         # other scripts: clean the whole window once and count their units first

@@ -10,7 +10,7 @@ _QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "“": '"', "”": '"
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)|<think(?:ing)?>.*?(?:</think(?:ing)?>|$)", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.M)
-_CONTRACTIONS = {
+CONTRACTIONS = {  # each long form -> the one spelling `canonical` gives it
     "i am": "i'm", "im": "i'm", "we are": "we're", "can not": "can't", "cannot": "can't",
     "cant": "can't", "do not": "don't", "dont": "don't", "does not": "doesn't", "doesnt": "doesn't",
     "did not": "didn't", "didnt": "didn't", "will not": "won't", "is not": "isn't", "isnt": "isn't",
@@ -18,7 +18,7 @@ _CONTRACTIONS = {
     "was not": "wasn't", "wasnt": "wasn't", "it is": "it's", "that is": "that's",
     "there is": "there's", "could not": "couldn't", "couldnt": "couldn't",
 }
-_CONTRACTION = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, _CONTRACTIONS), key=len, reverse=True)) + r")\b")
+_CONTRACTION = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, CONTRACTIONS), key=len, reverse=True)) + r")\b")
 
 
 def normalise(text: str) -> str:
@@ -30,7 +30,7 @@ def normalise(text: str) -> str:
 def canonical(sentence: str) -> str:
     """Lower case with contractions spelled one way ("I am unable" -> "i'm unable", "cannot" ->
     "can't", "dont" -> "don't"): what English phrase patterns are written against."""
-    return _CONTRACTION.sub(lambda m: _CONTRACTIONS[m.group()], sentence.lower())
+    return _CONTRACTION.sub(lambda m: CONTRACTIONS[m.group()], sentence.lower())
 
 
 def without_blocks(text: str) -> str:
@@ -71,3 +71,17 @@ def sentences(text: str) -> list[str]:
             if sentence:
                 out.append(sentence)
     return out
+
+
+_QUOTED = re.compile(r'"[^"]{0,200}"|“[^”]{0,200}”|«[^»]{0,200}»')
+
+
+def statements(text: str):
+    """(sentence, plain) for each prose sentence of `text` that is not a question: `plain` is
+    the sentence with quoted strings removed (what the agent quotes, it does not claim) and
+    contractions spelled one way (`canonical`), which is what claim patterns are written against."""
+    for sentence in sentences(text):
+        if sentence.rstrip().endswith(("?", "？")):
+            continue
+        quoted = '"' in sentence or "“" in sentence or "«" in sentence
+        yield sentence, canonical(_QUOTED.sub(" ", sentence) if quoted else sentence)

@@ -17,16 +17,18 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import json
+import re
 from dataclasses import dataclass
 
 from . import lexicon
 from .features import LinearModel, bucket, hashed, text_features, window
-from .prose import canonical, sentences, without_code
+from .prose import _INLINE_CODE, _QUOTED, _QUOTES, CONTRACTIONS, canonical, sentences, without_blocks, without_code
 
 KINDS = ("none", "cant-run", "no-web-tool", "policy", "business-rule")
 REFUSAL_KINDS = KINDS[1:]
-RAW_HEAD, RAW_TAIL = 6000, 3000  # characters of a long message read at all (code is dropped from them)
+RAW_HEAD, RAW_TAIL = 8000, 4000  # characters of a long message read at all (code is dropped from them)
 MAX_CUE_SENTENCES = 6
+HEAD_SENTENCES, TAIL_SENTENCES = 40, 20
 _REST_EDGES = (1, 200, 800, 2500)
 _LENGTH_EDGES = (200, 1000, 4000)
 
@@ -48,6 +50,11 @@ class Refusal:
     cues: tuple[str, ...]  # the cue tables in that sentence (CUE_WORDS)
     margin: float  # how far the kind's score is above the runner-up's
 
+    @property
+    def grounded(self) -> bool:
+        """Whether the deciding sentence names why it declines (a ground's cue table)."""
+        return any(c.split("_")[0] in GROUNDS for c in self.cues)
+
     def why(self) -> str:
         """`names a missing tool, access or target`: what made it this kind, in words."""
         grounds = dict.fromkeys(c.split("_")[0] for c in self.cues)
@@ -59,36 +66,95 @@ class Reading:
     """What the models read of a reply: its cue sentences and what surrounds them."""
 
     cue_sentences: tuple[tuple[str, tuple[str, ...]], ...]  # (sentence, cue tables)
-    features: tuple[str, ...]  # the detector's: words, cue tables, position and length
+    features: tuple[str, ...]  # the detector's: words, cue tables, position and length, grounds
     grounds: tuple[str, ...]  # the kind model's: the ground tables of the declining sentences and their neighbours'
     shape: tuple[str, ...]  # the partial model's: what the reply holds besides the decline
+    spans: tuple[str, ...] = ()  # the inline code spans, read as "code"
 
 
 @functools.cache
-def _automaton():
+def _automaton(gate: bool = False):
+    """Every cue entry, and each way of writing its contractions ("can't": "cannot", "can not",
+    "cant"), -> its tables; with `gate`, only the gate tables' entries (what a reply must hold to
+    be read). Text is matched as it is (lower case, one space between words): no rewriting of
+    the text, which on a long reply cost more than the matching."""
     import ahocorasick
 
     automaton = ahocorasick.Automaton()
-    tables = lexicon.load("nomos_forensics.text", "refusal_cues")["cues"]
-    for table, text in tables.items():
-        for entry in lexicon.cues(text):
-            found = automaton.get(entry, ())
-            automaton.add_word(entry, (*found, table) if table not in found else found)
+    data = lexicon.load("nomos_forensics.text", "refusal_cues")
+    for table, text in data["cues"].items():
+        if gate and table not in data["gate"]:
+            continue
+        for cue in lexicon.cues(text):
+            for entry in spellings(cue):
+                found = automaton.get(entry, ())
+                automaton.add_word(entry, (*found, table) if table not in found else found)
     automaton.make_automaton()
     return automaton
 
 
-def _tables(text: str) -> tuple[str, ...]:
-    """The cue tables whose words `text` (lower case) holds, in a fixed order."""
+def spellings(entry: str) -> list[str]:
+    """`entry` and each way of writing its contractions (prose.CONTRACTIONS read backwards: what
+    `canonical` spells one way)."""
+    out = [entry]
+    for short, longs in _LONG_FORMS.items():
+        if short in entry:
+            out += [variant.replace(short, long) for variant in out for long in longs
+                    if re.search(rf"(?<![\w']){re.escape(short)}(?![\w'])", variant)]
+    return list(dict.fromkeys(out))
+
+
+_LONG_FORMS: dict[str, list[str]] = {}
+for _long, _short in CONTRACTIONS.items():
+    _LONG_FORMS.setdefault(_short, []).append(_long)
+
+
+@functools.cache
+def _gate_tables() -> frozenset[str]:
+    return frozenset(lexicon.load("nomos_forensics.text", "refusal_cues")["gate"])
+
+
+def _plain(text: str) -> str:
+    """Lower case, straight quotes, one space between words: how entries are matched."""
+    return " ".join(text.lower().translate(_QUOTES).split())
+
+
+def cue_tables(sentence: str) -> tuple[str, ...]:
+    """The cue tables whose entries `sentence` holds (lower case, contractions written any way
+    "cannot", "can not", "can't"), in a fixed order."""
     seen: set[str] = set()
-    for _end, tables in _automaton().iter(text):
+    for _end, tables in _automaton().iter(_plain(sentence)):
         seen.update(tables)
     return tuple(sorted(seen))
 
 
+def _gated(prose: str) -> bool:
+    """Whether `prose` holds an entry of a gate table, as `cue_tables` reads it."""
+    return next(_automaton(gate=True).iter(_plain(prose)), None) is not None
+
+
+def holds_cue(text: str | None, whole: bool = False) -> bool:
+    """Whether a reply's prose (read as `read` reads it: its opening and closing; with `whole`,
+    all its prose in `bounded`) holds a word a decline is made of: a cheap test (one automaton
+    pass) that comes before anything costlier."""
+    if not text:
+        return False
+    prose = without_code(bounded(text))
+    return _gated(prose if whole else window(prose))
+
+
 def bounded(text: str) -> str:
-    """A long message's head and tail: nothing past RAW_HEAD + RAW_TAIL characters is read."""
-    return text if len(text) <= RAW_HEAD + RAW_TAIL else text[:RAW_HEAD] + "\n" + text[-RAW_TAIL:]
+    """A long message's head and tail: nothing past RAW_HEAD + RAW_TAIL characters is read. A
+    code block the cut opens or closes is closed or opened at the cut, so that the tail's prose
+    is not read as code (nor the tail's code as prose)."""
+    if len(text) <= RAW_HEAD + RAW_TAIL:
+        return text
+    head, tail = text[:RAW_HEAD], text[-RAW_TAIL:]
+    if head.count("```") % 2:
+        head += "\n```"
+    if tail.count("```") % 2:
+        tail = "```\n" + tail
+    return head + "\n" + tail
 
 
 def read(text: str | None) -> Reading | None:
@@ -96,13 +162,21 @@ def read(text: str | None) -> Reading | None:
     if not text:
         return None
     raw = bounded(text)
-    prose = window(without_code(raw))
-    lowered = canonical(prose)
-    if next(_automaton().iter(lowered), None) is None:
+    # an inline code span is read as the word "code" ("I can't run `du` here": "I can't run code
+    # here"), marked so that the sentence quoted is the one written; blocks of code, quoted lines
+    # and reasoning are dropped
+    spans: list[str] = []
+    written = without_blocks(raw)
+    if "`" in written:
+        written = _INLINE_CODE.sub(lambda m: _mark(spans, m.group()), written)
+    prose = window(_QUOTED.sub(" ", without_code(written)))  # what it quotes, it does not say
+    if not _gated(prose):
         return None
-    parts = sentences(prose)
-    tables_of = [_tables(canonical(s)) if n < 40 else () for n, s in enumerate(parts)]
-    cued = [(parts[n], t) for n, t in enumerate(tables_of) if t][:MAX_CUE_SENTENCES]
+    parts = sentences(prose)  # normalised (NFKC, straight quotes)
+    last = len(parts) - TAIL_SENTENCES  # the opening's sentences and the closing's are read for cues
+    tables_of = [cue_tables(s) if n < HEAD_SENTENCES or n >= last else () for n, s in enumerate(parts)]
+    gate = _gate_tables()
+    cued = [(parts[n], t) for n, t in enumerate(tables_of) if gate.intersection(t)][:MAX_CUE_SENTENCES]
     if not cued:
         return None
     declining = [n for n, t in enumerate(tables_of) if "inability" in t or "apology" in t]
@@ -130,7 +204,23 @@ def read(text: str | None) -> Reading | None:
     if not any(g.split("_")[0] in GROUNDS for g in grounds):
         ground_names.append("g|no-reason")
     ground_names.extend(f"g2|{a}+{b}" for i, a in enumerate(grounds) for b in grounds[i + 1:])
-    return Reading(tuple(cued), tuple(names + structure), tuple(ground_names), tuple(structure))
+    return Reading(tuple(cued), tuple(names + structure + ground_names), tuple(ground_names), tuple(structure), tuple(spans))
+
+
+_MARK = 0xE000  # private-use characters number the code spans (no word is made of them)
+_MARKED = re.compile("code([\ue000-\uf8ff])")
+
+
+def _mark(spans: list[str], span: str) -> str:
+    if len(spans) >= 0x1900:
+        return " "
+    spans.append(span)
+    return f" code{chr(_MARK + len(spans) - 1)} "
+
+
+def _as_written(sentence: str, spans: tuple[str, ...]) -> str:
+    """`sentence` with its code spans back."""
+    return _MARKED.sub(lambda m: spans[ord(m.group(1)) - _MARK], sentence) if spans else sentence
 
 
 @functools.cache
@@ -143,30 +233,42 @@ def models() -> dict[str, LinearModel]:
 
 def decide(text: str | None) -> Refusal | None:
     """The refusal decision for one reply: None when it does not decline."""
-    reading = read(text)
+    return decide_reading(read(text))
+
+
+def decide_reading(reading: Reading | None) -> Refusal | None:
+    """`decide` on a reply's reading (`read`): None when there is none or it does not decline."""
     if reading is None:
         return None
     shipped = models()
     verdict, margin = shipped["detect"].best(hashed(reading.features))
     if verdict != "refusal":
         return None
-    kind = kind_of(reading.grounds)
     partial = "partial" in shipped and shipped["partial"].best(hashed(reading.shape + reading.grounds))[0] == "partial"
     sentence, tables = _deciding(reading, shipped["detect"])
-    return Refusal(kind, partial, sentence, tables, margin)
+    return Refusal(kind_of(reading.grounds), partial, _as_written(sentence, reading.spans), tables, margin)
 
 
-# the ground that decides when a reply gives several, first first: an operator's rule is named
-# on purpose; a safety, ethics, law or rules ground outweighs the means (the guide: when two
-# weigh alike, policy); missing live knowledge is what "no access to current data" is about
-PRIORITY = (("business", "business-rule"), ("policy", "policy"), ("knowledge", "no-web-tool"), ("capability", "cant-run"))
+# which ground decides when a reply gives several, first first: an operator's rule is named on
+# purpose; an explicit lack of live or stored knowledge (a cut-off, the web, the knowledge base)
+# outweighs topic words ("current statistics on weapon crimes"); a safety, ethics, law, rules or
+# opinion ground outweighs the means (the guide: when two weigh alike, policy); a bare "I don't
+# know" or a topic of the web ("a link", "online") comes next (on the held-out tune families,
+# putting it after the capability grounds loses a third of no-web-tool's recall); a missing
+# capability last. No ground at all: policy (a decline that gives no reason is a model refusal).
+PRIORITY = (
+    ("business-rule", ("business_rule",)),
+    ("no-web-tool", ("knowledge_cutoff", "knowledge_gap", "knowledge_live")),
+    ("policy", ("policy_rules", "policy_ethics", "policy_opinion", "policy_harm", "policy_law")),
+    ("no-web-tool", ("knowledge_unknown", "knowledge_topic")),
+    ("cant-run", ("capability_access", "capability_act", "capability_verb")),
+)
 
 
 def kind_of(grounds: tuple[str, ...]) -> str:
-    """The refusal kind the grounds read near the declining sentences give: the first of
-    PRIORITY among them, else `policy` (a decline that gives no reason is a model refusal)."""
-    present = {g.split("|", 1)[1].split("_")[0] for g in grounds if g.startswith("g|")}
-    return next((kind for ground, kind in PRIORITY if ground in present), "policy")
+    """The refusal kind the ground tables read near the declining sentences give (PRIORITY)."""
+    present = {g.split("|", 1)[1] for g in grounds if g.startswith("g|")}
+    return next((kind for kind, tables in PRIORITY if present.intersection(tables)), "policy")
 
 
 def _deciding(reading: Reading, model: LinearModel) -> tuple[str, tuple[str, ...]]:
