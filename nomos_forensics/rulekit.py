@@ -50,7 +50,7 @@ from .hookspecs import hookimpl
 from .model import Message, Session, SessionInfo, ToolCall, ToolResult, Turn, excerpt, parse_timestamp
 from .render import human_bytes
 from .rule import Evidence, Finding, Need, Option, Rule, RuleContext, Severity
-from .text import claims, language, lexicon
+from .text import claims, frustration, language, lexicon
 from .text.claims import acting_claim
 from .text.prefilter import AnyPattern, AnySubstring, WordGates, any_token, letter_first, literal_first
 from .text.prose import canonical, normalise, sentences, statements
@@ -62,7 +62,7 @@ __all__ = [
     "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
     "AnyPattern", "AnySubstring", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
     "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates",
-    "any_token", "bounded", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
+    "any_token", "bounded", "frustration", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
     "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "CLAIMED", "Declined", "Refusal", "declined", "acting_claim", "cued", "refusals", "replies", "sentences",
     "statements",
 ]

@@ -15,10 +15,12 @@ from nomos_forensics.rulekit import (
     Severity,
     WordGates,
     excerpt,
+    frustration,
     hookimpl,
     lexicon,
     literal_first,
     prose,
+    refusals,
 )
 
 # ---------------------------------------------------------------- phrase tables
@@ -57,6 +59,7 @@ _POLITE_NO = re.compile(lexicon.pattern(_PHRASES, "polite_no", _MACROS))
 _AFFIRMATION = re.compile(lexicon.pattern(_PHRASES, "affirmation", _MACROS))
 _CONFIRMATION_REQUEST = literal_first(lexicon.pattern(_PHRASES, "confirmation_request", _MACROS))
 _UNDERSTANDING_CHECK = literal_first(lexicon.pattern(_PHRASES, "understanding_check", _MACROS))
+_QUESTION_OPENER = re.compile(lexicon.pattern(_PHRASES, "question_opener", _MACROS))
 _COMMAND_LINE = re.compile(lexicon.pattern(_PHRASES, "command_line", _MACROS))
 _CLIENT_PROMPT = re.compile(lexicon.pattern(_PHRASES, "client_prompt", _MACROS))
 _STATUS_QUESTION = re.compile(lexicon.pattern(_PHRASES, "status_question", _MACROS))
@@ -162,7 +165,7 @@ def _asks(reply: str | None) -> bool:
     if not reply:
         return False
     tail = reply[-400:]
-    return "?" in tail or bool(_CONFIRMATION_REQUEST.search(tail))
+    return "?" in tail or bool(_CONFIRMATION_REQUEST.search(tail) or _QUESTION_OPENER.search(tail.rstrip()))
 
 
 # ---------------------------------------------------------------- the rule
@@ -204,7 +207,20 @@ class UserFrustration(Rule):
     leading "no" ("well no, …") is a correction when the assistant had not asked a question, or
     had asked whether it understood right ("Does this framing match your mental model?").
     Code blocks and quoted lines are ignored;
-    the first user message never counts. One finding per session, quoting each such message.
+    the first user message never counts.
+    Beside these phrases, every later user message is read by text.frustration's model (trained
+    on the labelled user messages of the real-text corpus's tune families: chat exports, support
+    dialogues, agent logs, a dozen languages), which adds what they miss: terse reports ("still
+    broken", "не работает", "还是不行"), plain-worded complaints ("you are not helping"), a
+    request pasted again in other words, disbelief and nudges ("look again", "are you still
+    there?"), and gives each message found its kind (clarify, correct, repeat, complain) and grade
+    (low: a polite correction; medium: a repeated request; high: a complaint, an insult, "it broke
+    again"). The model alone flags a message only when it scores it well above "none"
+    (text.frustration.MIN_MARGIN), and never a command line, an answer to the client's prompt, a
+    conditional instruction, a message under three characters, or the same prompt arriving again
+    right after a silent tool round (the client re-sent it). One finding per session,
+    quoting each such message; its `data.messages` lists them with kind and grade, and the
+    message names the highest grade.
     Not flagged: a new request or follow-up question; the user describing their own state
     ("while I still don't have my user ID, …"); a fix request that names where to work ("fix
     the bug in login.py where…" is a task, not a complaint); a command line for the client
@@ -221,7 +237,8 @@ class UserFrustration(Rule):
     "continue" after an answer (the next step), a request for a tool the agent will run later
     ("write a script so that you can run this check yourself"); a complaint worded as a plain
     report or a bare order ("Somehow it made the SVG invisible. Fix it.", Czech "uprav to", edit
-    it): without a correction word it reads as a new request; "I mean," as filler or "I mean it".
+    it) unless the model is sure of it: it reads as a new request; "I mean," as filler or "I mean it";
+    a leading "no" that answers the agent's question; one message sent twice by the client.
     Root cause: the agent misunderstood or ignored the request, acted on the wrong target,
     refused something it can do, claimed success that did not hold, returned nothing, or
     asked for what the user had already said; the user spent turns steering it instead of
@@ -238,64 +255,29 @@ class UserFrustration(Rule):
 
     def check(self, session: Session, ctx) -> Iterator[Finding]:
         hits: list[tuple[Message, str]] = []
-        seen_assistant = False
-        assistant_text: str | None = None  # the assistant's last text since the previous user message
-        previous: tuple[Message, list[str], _Reply | None] | None = None  # last substantive user message
-        last_user: tuple[Message, str] | None = None  # the last user message, normalised
-        card = answered = False  # since the last user message: an error card; a reply with text or tool calls
-        ended_on_card = False  # the last assistant message since the last user message is an error card
-        added = False  # since the last user message, the client reported files added to the chat
-        for message in session.messages:
-            if message.role == "system":
-                if not added and message.text and ADDED_MARK in message.text and _CLIENT_ADDED.search(message.text):
-                    added = True
+        decided = []
+        for message, context, reason in user_contexts(session):
+            # the phrase signal stands (tuned on coding agents' sessions); the model adds what
+            # it misses, and gives every message found its kind and grade
+            if reason is None and _not_for_the_model(normalise(message.text)):
                 continue
-            if message.role == "assistant":
-                seen_assistant = True
-                if message.has_text:
-                    assistant_text = message.text
-                card = card or bool(message.error)
-                ended_on_card = bool(message.error)
-                answered = answered or message.has_text or bool(message.tool_calls)
+            found = frustration.decide(message.text, context, always=reason is not None)
+            if found is None:
                 continue
-            if message.role != "user":
-                continue
-            text = normalise(message.text)
-            tokens = content_tokens(text)
-            is_request = substantive(text, tokens) and not _COMMAND_LINE.match(text)
-            reply = _Reply(assistant_text) if assistant_text is not None else None  # normalised on first need
-            if seen_assistant and text:
-                mask = _candidate_mask(text)
-                reason = _strong_signal(text, mask) or _weak_signal(text, reply, mask)
-                if (reason is None and card and not answered and last_user is not None and last_user[1] == text
-                        and (is_request or _AFFIRMATION.match(text) or len(text) >= 3)  # not "a" to the client
-                        and not _COMMAND_LINE.match(text)):  # nor a command line
-                    reason = f"sent again after an error card (message {last_user[0].id}, turn {last_user[0].turn})"
-                if reason is None and previous is not None and is_request:
-                    before, before_tokens, before_reply = previous
-                    if near_repeat(before_tokens, tokens) and not _answers(
-                        text, before_tokens, reply.text if reply else None,
-                        before_reply.text if before_reply and before_reply.asked else None,
-                        bool(reply and reply.asked),
-                    ) and not _CLIENT_PROMPT.match(text) and not _polls(text, before) and not (  # read only on a repeat
-                            added and reply is not None and _FILES_REQUEST.search(reply.text)):  # files it asked for, added
-                        reason = f"repeat of message {before.id} (turn {before.turn})"
-                if reason is None and ended_on_card and _RESUME.match(text):
-                    reason = "asked to carry on after the turn ended on an error card"
-                if reason:
-                    hits.append((message, f"{reason}: \u201c{excerpt(message.text, 150)}\u201d"))
-            if is_request:
-                previous = (message, tokens, reply)
-            last_user, card, answered, ended_on_card, added = (message, text), False, False, False, False
-            assistant_text = None
+            said = reason or f"{found.kind} ({found.grade})"
+            hits.append((message, f"{said}: \u201c{excerpt(message.text, 150)}\u201d"))
+            decided.append({"message_id": message.id, "kind": found.kind, "grade": found.grade})
         if not hits:
             return
         turns = ", ".join(str(t) for t in sorted({m.turn for m, _ in hits})[:6])
         count = len(hits)
+        grades = {d["grade"] for d in decided}
+        grade = next(g for g in ("high", "medium", "low") if g in grades)
         yield self.finding(
             f"the user corrected, repeated or nudged the agent in {count} message{'s' if count != 1 else ''}"
-            f" (turn {turns})",
+            f" (turn {turns}; highest grade {grade})",
             hits,
+            data={"messages": decided},
         )
 
     @staticmethod
@@ -304,6 +286,99 @@ class UserFrustration(Rule):
         `reply` before it normalised; `reply` None when there was none; `asked`: `_asks(reply)`,
         if known)."""
         return _strong_signal(text) or _weak_signal(text, None if reply is None else _Reply(None, reply, asked))
+
+
+def _not_for_the_model(text: str) -> bool:
+    """Messages the phrase reading knows are no frustration, whatever their words: a command line
+    for the client, an answer to the client's prompt, a conditional instruction ("if it times
+    out, try again")."""
+    return len(text) < 3 or bool(_COMMAND_LINE.match(text) or _CLIENT_PROMPT.match(text) or _CONDITIONAL.search(text))
+
+
+def _signal(reason: str | None) -> str | None:
+    """The kind of phrase signal a reason names (the model's feature)."""
+    if reason is None:
+        return None
+    for prefix, name in (("correction (leading", "leading-no"), ("correction", "correction"), ("nudge", "nudge"),
+                         ("retry", "retry"), ("pushback", "pushback"), ("told to do", "handed-back"),
+                         ("sent again", "resent"), ("repeat", "repeat"), ("asked to carry on", "resume")):
+        if reason.startswith(prefix):
+            return name
+    return "other"
+
+
+def user_contexts(session: Session) -> Iterator[tuple[Message, frustration.Context, str | None]]:
+    """Each user message after the agent's first reply, with what surrounds it (the user's earlier
+    messages, the agent's last text and how its turn ended) and the phrase signal of this rule
+    (a reason, or None)."""
+    seen_assistant = False
+    assistant_text: str | None = None  # the assistant's last text since the previous user message
+    assistant_message: Message | None = None
+    previous: tuple[Message, list[str], _Reply | None] | None = None  # last substantive user message
+    last_user: tuple[Message, str] | None = None  # the last user message, normalised
+    card = answered = False  # since the last user message: an error card; a reply with text or tool calls
+    ended_on_card = False  # the last assistant message since the last user message is an error card
+    added = False  # since the last user message, the client reported files added to the chat
+    earlier: list[str] = []
+    declined: set[int] | None = None
+    spoke = False  # since the last user message, the assistant wrote text
+    for message in session.messages:
+        if message.role == "system":
+            if not added and message.text and ADDED_MARK in message.text and _CLIENT_ADDED.search(message.text):
+                added = True
+            continue
+        if message.role == "assistant":
+            seen_assistant = True
+            spoke = spoke or message.has_text
+            if message.has_text:
+                assistant_text, assistant_message = message.text, message
+            card = card or bool(message.error)
+            ended_on_card = bool(message.error)
+            answered = answered or message.has_text or bool(message.tool_calls)
+            continue
+        if message.role != "user":
+            continue
+        text = normalise(message.text)
+        tokens = content_tokens(text)
+        is_request = substantive(text, tokens) and not _COMMAND_LINE.match(text)
+        reply = _Reply(assistant_text) if assistant_text is not None else None  # normalised on first need
+        if (seen_assistant and text and answered and not spoke and not card and last_user is not None
+                and last_user[1] == text):
+            # the same prompt again right after a silent tool round, no error: the client re-sent it
+            # (AgentDojo's repeat-the-prompt defence), not the user
+            last_user, card, answered, ended_on_card, added, spoke = (message, text), False, False, False, False, False
+            continue
+        if seen_assistant and text:
+            mask = _candidate_mask(text)
+            reason = _strong_signal(text, mask) or _weak_signal(text, reply, mask)
+            if (reason is None and card and not answered and last_user is not None and last_user[1] == text
+                    and (is_request or _AFFIRMATION.match(text) or len(text) >= 3)  # not "a" to the client
+                    and not _COMMAND_LINE.match(text)):  # nor a command line
+                reason = f"sent again after an error card (message {last_user[0].id}, turn {last_user[0].turn})"
+            if reason is None and previous is not None and is_request:
+                before, before_tokens, before_reply = previous
+                if near_repeat(before_tokens, tokens) and not _answers(
+                    text, before_tokens, reply.text if reply else None,
+                    before_reply.text if before_reply and before_reply.asked else None,
+                    bool(reply and reply.asked),
+                ) and not _CLIENT_PROMPT.match(text) and not _polls(text, before) and not (  # read only on a repeat
+                        added and reply is not None and _FILES_REQUEST.search(reply.text)):  # files it asked for, added
+                    reason = f"repeat of message {before.id} (turn {before.turn})"
+            if reason is None and ended_on_card and _RESUME.match(text):
+                reason = "asked to carry on after the turn ended on an error card"
+            if declined is None:
+                declined = {id(m) for m, _ in refusals(session)}
+            context = frustration.Context(
+                earlier=tuple(earlier), reply=assistant_text, reply_error=ended_on_card or not answered,
+                reply_asked=bool(reply and reply.asked), reply_declined=id(assistant_message) in declined,
+                signal=_signal(reason))
+            yield message, context, reason
+        if text:
+            earlier.append(text)
+        if is_request:
+            previous = (message, tokens, reply)
+        last_user, card, answered, ended_on_card, added, spoke = (message, text), False, False, False, False, False
+        assistant_text, assistant_message = None, None
 
 
 class _Reply:

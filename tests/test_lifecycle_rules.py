@@ -96,7 +96,10 @@ def test_frustration_evidence_quotes_each_message(nomos_dsn):
     assert "No, I said nginx." in finding.evidence[0].excerpt
     assert finding.evidence[0].excerpt.startswith("correction")
     assert finding.evidence[1].excerpt.startswith(f"repeat of message {users[0].id} (turn 1)")
-    assert finding.severity == Severity.FRICTION and "in 2 messages (turn 2, 3)" in finding.message
+    assert finding.severity == Severity.FRICTION and "in 2 messages (turn 2, 3; highest grade " in finding.message
+    assert [m["message_id"] for m in finding.data["messages"]] == [users[1].id, users[2].id]
+    assert all(m["kind"] in ("clarify", "correct", "repeat", "complain") and m["grade"] in ("low", "medium", "high")
+               for m in finding.data["messages"])
 
 
 def test_blocked_action_fills_the_blockers(nomos_dsn):
