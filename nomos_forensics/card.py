@@ -14,9 +14,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from .ending import (
+    ANSWERED,
     BLANK,
     CAVEAT,
     COMPLETED,
@@ -33,6 +34,7 @@ from .ending import (
 )
 from .model import Session, excerpt
 from .rule import Finding, Severity
+from .text.closings import OFFER
 
 SCHEMA_VERSION = 1
 _ROLE = attrgetter("role")
@@ -43,9 +45,21 @@ class Outcome:
     ACHIEVED = "achieved"
     FAILED = "failed"
     PARTIAL = "partial"
+    HANDED_OFF = "handed-off"  # the agent handed the conversation to a person or another agent
+    ABANDONED = "abandoned"  # the user quit, or cut the agent off, before the task was done
     UNKNOWN = "unknown"
 
-    SYMBOL = {ACHIEVED: "✅", FAILED: "❌", PARTIAL: "⚠️", UNKNOWN: "❔"}
+    ALL = (ACHIEVED, FAILED, PARTIAL, HANDED_OFF, ABANDONED, UNKNOWN)
+    SYMBOL = {ACHIEVED: "✅", FAILED: "❌", PARTIAL: "⚠️", HANDED_OFF: "🤝", ABANDONED: "🚪", UNKNOWN: "❔"}
+
+
+class Verdict(NamedTuple):
+    """An outcome, the one line that says why, and the id of the message it rests on (None only
+    when the session has no message)."""
+
+    outcome: str
+    reason: str
+    message: int | None
 
 
 @dataclass
@@ -111,6 +125,7 @@ class Card:
     errors: list[RuleError] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)  # rules not run, with the reason
     outcome_reason: str = ""  # the one line that says why the outcome is what it is
+    outcome_message: int | None = None  # the id of the message the outcome rests on
     notes: list[str] = field(default_factory=list)  # rows read only in part (e.g. unreadable JSON)
 
     @property
@@ -157,6 +172,7 @@ class Card:
             "objective": self.objective,
             "outcome": self.outcome,
             "outcome_reason": self.outcome_reason,
+            "outcome_message": self.outcome_message,
             "outcome_note": self.outcome_note,
             "findings": [f.to_json() for f in self.findings],
             "severity": self.severity.label,
@@ -196,14 +212,15 @@ def objective_of(session: Session) -> str:
 
 
 def decide_outcome(session: Session, findings: list[Finding], grace: timedelta = DEFAULT_GRACE) -> str:
-    """achieved / failed / partial / unknown, from how the conversation ends, not from which text rules fired.
+    """achieved / failed / partial / handed-off / abandoned / unknown, from how the conversation ends, not from which text rules fired.
 
     The *ending* is the last user, assistant or tool message (system messages are ignored, but
     the client's messages after it are read). The *final words* are the last turn's last three
     text replies, read sentence by sentence. A *finishing call* is `complete_task` or a submit
     step: a tool named `submit`, `finish`, `attempt_completion`, ..., a command carrying a
     submit marker (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`), or the last call of a session
-    whose status is `completed` (the harness ended the run on it, so no result follows). The
+    whose status is `completed` (the harness ended the run on it; when its result was stored,
+    the call's own text says it submits, as mini-swe-agent's "I am ready to submit." does). The
     last turn *did work* when it has a tool call other than a finishing one, or the client
     reports a change applied ("Applied edit to src/app.py"). An *earlier answer* is
     a text reply ending an earlier turn that does not say it could not do it (a turn whose
@@ -223,48 +240,67 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     3. failed: status `failed`, or the request never got an assistant message.
     4. failed: a blocker record finding (an action blocked or denied) has evidence in the last
        turn and no work follows it in that turn.
-    5. the ending is an assistant error card, a blank reply, an unanswered user message (a
-       closing thank-you, acknowledgement or "exit" after a finished answer excepted) or a reply
+    5. abandoned: the whole of the last request gives the task up ("forget it", "never mind,
+       I'll do it myself", "stop", "算了", "забудь"), whatever the agent said after it.
+    6. the ending is an assistant error card, a blank reply, an unanswered user message (a
+       closing after a finished answer excepted: a bare thank-you or acknowledgement, "exit", or
+       a message under 200 characters that thanks, says goodbye or that the user will come back
+       later, "thanks, that's all", "ok I'll check and get back to you", "спасибо, всё понятно",
+       and asks for nothing more: no question, no "please", "also", "but", "still") or a reply
        the user cut off (the client logged its interrupt right before the reply, aider's "^C
        again to exit", or right before the token report of a model call after it; not a ^C at
        the prompt after a finished reply, and not a cut reply to a closing, where the closing
        ends the session): partial after an earlier answer (work was delivered before the last
        request died), else failed.
-    6. partial: the ending is a tool result or a tool call nobody answered, and no finishing
+    7. partial: the ending is a tool result or a tool call nobody answered, and no finishing
        call (cut off while working).
-    7. partial: status `cancelled`, no finishing call and status not `completed`.
-    8. the client reports after the last reply that its change was not applied and it stopped
+    8. partial: status `cancelled`, no finishing call and status not `completed`.
+    9. the client reports after the last reply that its change was not applied and it stopped
        ("Only 3 reflections allowed, stopping."): partial after an earlier answer, else failed.
        Failed when the last turn applied a change and the client then reports the user's undo
        of a commit ("Removed: 57d34c8 feat: Add heatmap … Now at: c4ca116 …", aider's /undo),
        and the last request is not a question: the user took the result back. After a question
        ("Can you recommend any improvement?") the answer stands; the undo takes back only the
        edit that came with it.
-    9. the final words say it could not do something ("I can't run the build", "no local
-       knowledge on that", "无法执行"): partial when work follows that statement in the last
-       turn (or the turn did work and ends on a finishing call), else failed. Not when they
-       say nothing is left to do ("there are no tasks marked with [ ]"), state a fact about
-       the code ("X is a float, so we can't use it directly") or go on to do it ("no local
-       knowledge on that, so I'll fetch it").
-    10. failed: the final words wait for the user to supply something ("I'll wait for you to
+    10. handed-off: the last tool round hands off to a person and its stored result is no error
+        (`transfer_to_human_agents`, `escalate`, ...), or the final words of an answer hand the
+        conversation over ("I'm transferring you to a human agent", "I have escalated your case
+        to our billing team", "a specialist will contact you"; not a question, "Would you like
+        me to transfer you?"). A hand-off may be the right step; it is never `achieved`.
+    11. the final words say it could not do something ("I can't run the build", "no local
+        knowledge on that", "无法执行"): partial when work follows that statement in the last
+        turn (or the turn did work and ends on a finishing call), else failed. Not when they
+        say nothing is left to do ("there are no tasks marked with [ ]"), state a fact about
+        the code ("X is a float, so we can't use it directly") or go on to do it ("no local
+        knowledge on that, so I'll fetch it").
+    12. failed: the final words wait for the user to supply something ("I'll wait for you to
         share the files", "please share the relevant files", "could you please clarify: …"), the
         last turn did no work and nothing is left to do.
-    11. partial: the final words admit the result is unverified or incomplete ("the test has
+    13. partial: the final words admit the result is unverified or incomplete ("the test has
         issues but ...", "beyond what I can easily test", "it should fix the issue, but it
         doesn't", a summary whose own figures say it is not done: "50 tests (43 passing)", "7
         of 50 tests failing", "left untested"), or the last turn's replies admit it twice or
         more, anywhere ("I can't run it without numpy/pandas", ..., "Actually, I can't run it
         without numpy/pandas"; "we haven't
         actually reproduced the original error", ..., "I need to give up on reproducing it").
-    12. partial: any other record finding of severity friction or blocker (finished, but an
+    14. partial: any other record finding of severity friction or blocker (finished, but an
         approval was left pending, a plan step skipped, a block worked around).
-    13. achieved: the final words say nothing is left to do, and the last turn did no work.
-    14. achieved: a finishing call (`complete_task` whose result is no error, or a submit
-        step), status `completed`, or a hand-off to a person whose stored result is no error
-        (`transfer_to_human_agents`, `escalate`, ...: the conversation ended as designed).
-    15. unknown: the final reply is a short question (under 300 characters, ending in "?") in
-        a turn where the agent called no tool: it is waiting on the user.
-    16. achieved: the final reply answers with text.
+    15. achieved: the final words say nothing is left to do, and the last turn did no work.
+    16. achieved: a finishing call (`complete_task` whose result is no error, or a submit
+        step), or status `completed`.
+    17. unknown: the final reply is a short question (under 300 characters, ending in "?") in
+        a turn where the agent called no tool: it is waiting on the user. Not the agent's
+        closing offer ("Is there anything else I can help you with?"), which needs no answer.
+    18. partial: the final reply says the task is done ("Your flight has been booked", "I've
+        updated the file", "Done!"), admits no problem (no "error", "failed", "unfortunately",
+        "but", ...), and the last tool result before it in its turn is an error: the claim
+        does not hold. Not an error of a coding client's general shell (`Bash`, `shell`,
+        `execute_command`, ...), where a failed probe ("tool --version") is common.
+    19. achieved: the final reply answers with text (or the user closed after it, step 6).
+
+    Every outcome's reason quotes the message it rests on (the agent's answer or confirmation,
+    the user's closing or give-up, the error card, the final words read), and the card's
+    `outcome_message` is that message's id.
 
     Cosmetic findings never change the outcome.
     """
@@ -275,77 +311,121 @@ def explain_outcome(
     session: Session, findings: list[Finding], grace: timedelta = DEFAULT_GRACE
 ) -> tuple[str, str]:
     """(outcome, why): `decide_outcome`'s answer and the one line that says what in the ending decided it."""
+    return verdict(session, findings, grace)[:2]
+
+
+def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAULT_GRACE) -> Verdict:
+    """`decide_outcome`'s answer, the one line that says what in the ending decided it (quoting
+    the message it rests on), and that message's id."""
     messages = session.messages
     if not any(m.role == "user" for m in messages):
-        return Outcome.UNKNOWN, "no user message"
+        return Verdict(Outcome.UNKNOWN, "no user message", messages[-1].id if messages else None)
     ending = session.ending
     last = ending.last
     if ending.in_flight(grace):
-        return Outcome.UNKNOWN, f"still running: status active and the last message (turn {last.turn}) is recent"
+        return Verdict(Outcome.UNKNOWN, f"still running: status active and the last message (turn {last.turn}) is recent",
+                       last.id)
     if ending.status == "failed":
-        return Outcome.FAILED, f"status failed; ends on {ending.describe()} in turn {last.turn}"
+        return Verdict(Outcome.FAILED, f"status failed; ends on {ending.describe()} in turn {last.turn}{_said(last)}",
+                       last.id)
     if not any(m.role == "assistant" for m in messages):
         request = next(m for m in reversed(messages) if m.role == "user")
-        return Outcome.FAILED, f"the request (turn {request.turn}) never got a reply"
+        return Verdict(Outcome.FAILED, f"the request (turn {request.turn}) never got a reply{_said(request)}", request.id)
     records = [f for f in findings if f.from_records and f.severity >= Severity.FRICTION]
     stopped = None
     if records:
         last_turn = _last_turn(session, last.turn)
-        stopped = next((f for f in records if f.severity == Severity.BLOCKER and any(
-            e.turn == last.turn and _unrecovered(e.message_id, last_turn) for e in f.evidence)), None)
+        stopped = next(((f, e) for f in records if f.severity == Severity.BLOCKER for e in f.evidence
+                        if e.turn == last.turn and _unrecovered(e.message_id, last_turn)), None)
     if stopped is not None:
-        return Outcome.FAILED, f"{stopped.rule} in the last turn ({last.turn}), no work after it"
+        finding, evidence = stopped
+        return Verdict(Outcome.FAILED, f"{finding.rule} in the last turn ({last.turn}), no work after it",
+                       evidence.message_id if evidence.message_id is not None else last.id)
+    quit_ = ending.quit
+    if quit_ is not None:
+        return Verdict(Outcome.ABANDONED, f"the user gave up in turn {quit_.turn}{_said(quit_)}", quit_.id)
     if ending.kind in (ERROR, BLANK, USER, CUT):
         if ending.earlier:
-            return Outcome.PARTIAL, f"earlier turns were answered, but the last one ends on {ending.describe()} (turn {last.turn})"
-        return Outcome.FAILED, f"ends on {ending.describe()} in turn {last.turn}, and no turn was answered"
+            return Verdict(Outcome.PARTIAL, f"earlier turns were answered, but the last one ends on {ending.describe()} "
+                           f"(turn {last.turn}){_said(last)}", last.id)
+        return Verdict(Outcome.FAILED, f"ends on {ending.describe()} in turn {last.turn}, and no turn was answered"
+                       f"{_said(last)}", last.id)
     if not ending.finished:
-        return Outcome.PARTIAL, f"cut off: ends on {ending.describe()} in turn {last.turn}"
+        return Verdict(Outcome.PARTIAL, f"cut off: ends on {ending.describe()} in turn {last.turn}{_said(last)}", last.id)
     if ending.status == "cancelled" and not ending.completed and ending.kind != COMPLETED:
-        return Outcome.PARTIAL, "cancelled before the task was completed"
+        return Verdict(Outcome.PARTIAL, "cancelled before the task was completed", last.id)
     failed = ending.client_failed
     if failed is not None:
         why = f"the client reports the last reply's change was not applied ({_quote(failed.text)})"
-        return (Outcome.PARTIAL, f"{why}, after earlier answers") if ending.earlier else (Outcome.FAILED, why)
+        return Verdict(Outcome.PARTIAL, f"{why}, after earlier answers", failed.id) if ending.earlier else (
+            Verdict(Outcome.FAILED, why, failed.id))
     undone = ending.client_undone  # read first: it is cheap, and the last turn's work is read only after one
     request = ending.request if undone is not None and ending.worked else None
     if undone is not None and request is not None and not (request.text or "").rstrip().endswith(("?", "\uff1f")):
-        return Outcome.FAILED, f"the user undid the last turn's change ({_quote(undone.text)})"
+        return Verdict(Outcome.FAILED, f"the user undid the last turn's change ({_quote(undone.text)})", undone.id)
+    if ending.kind == HANDED_OFF:
+        return Verdict(Outcome.HANDED_OFF, f"handed off to a person ({last.tool_name or 'hand-off'} succeeded) in turn "
+                       f"{last.turn}", last.id)
+    handoff = ending.handoff_said if ending.kind == ANSWERED else None
+    if handoff is not None:
+        return Verdict(Outcome.HANDED_OFF, f"the agent hands the conversation over in turn {handoff[0].turn}: "
+                       f"{_quote(handoff[1])}", handoff[0].id)
     left = ending.says(NOTHING_LEFT)
     unable = None if left else ending.says_unable()
     if unable is not None:
         message, sentence = unable
         if ending.worked_after(message) or (ending.kind == COMPLETED and ending.worked):
-            return Outcome.PARTIAL, f"turn {message.turn} did work, but says: {_quote(sentence)}"
-        return Outcome.FAILED, f"the final words, in turn {message.turn}, say it could not: {_quote(sentence)}"
+            return Verdict(Outcome.PARTIAL, f"turn {message.turn} did work, but says: {_quote(sentence)}", message.id)
+        return Verdict(Outcome.FAILED, f"the final words, in turn {message.turn}, say it could not: {_quote(sentence)}",
+                       message.id)
     waiting = None if left else ending.says(WAITING)
     if waiting is not None and not ending.worked:
-        return Outcome.FAILED, f"ends waiting for the user, nothing done in turn {waiting[0].turn}: {_quote(waiting[1])}"
+        return Verdict(Outcome.FAILED, f"ends waiting for the user, nothing done in turn {waiting[0].turn}: "
+                       f"{_quote(waiting[1])}", waiting[0].id)
     caveat = ending.says(CAVEAT)
     if caveat is not None:
-        return Outcome.PARTIAL, f"the final words, in turn {caveat[0].turn}, admit: {_quote(caveat[1])}"
+        return Verdict(Outcome.PARTIAL, f"the final words, in turn {caveat[0].turn}, admit: {_quote(caveat[1])}",
+                       caveat[0].id)
     if len(ending.doubts) >= REPEATED_DOUBTS:
         message, sentence = ending.doubts[-1]
-        return Outcome.PARTIAL, (f"turn {message.turn} admits {len(ending.doubts)} times the result is not verified "
-                                 f"or not fixed, last: {_quote(sentence)}")
+        return Verdict(Outcome.PARTIAL, f"turn {message.turn} admits {len(ending.doubts)} times the result is not "
+                       f"verified or not fixed, last: {_quote(sentence)}", message.id)
     if records:
-        return Outcome.PARTIAL, f"finished, with {', '.join(sorted({f.rule for f in records}))}"
+        cited = next((e.message_id for f in records for e in f.evidence if e.message_id is not None), last.id)
+        return Verdict(Outcome.PARTIAL, f"finished, with {', '.join(sorted({f.rule for f in records}))}", cited)
     if left is not None and not ending.worked:
-        return Outcome.ACHIEVED, f"the final words, in turn {left[0].turn}, say nothing is left to do: {_quote(left[1])}"
+        return Verdict(Outcome.ACHIEVED, f"the final words, in turn {left[0].turn}, say nothing is left to do: "
+                       f"{_quote(left[1])}", left[0].id)
     if ending.completion is not None:
-        return Outcome.ACHIEVED, f"complete_task succeeded in turn {ending.completion.turn}"
+        return Verdict(Outcome.ACHIEVED, f"complete_task succeeded in turn {ending.completion.turn}", ending.completion.id)
     if ending.kind == COMPLETED:
-        return Outcome.ACHIEVED, f"submitted in turn {last.turn}"
-    if ending.kind == HANDED_OFF:
-        return Outcome.ACHIEVED, f"handed off to a person ({last.tool_name or 'hand-off'} succeeded) in turn {last.turn}"
+        return Verdict(Outcome.ACHIEVED, f"submitted in turn {last.turn}", last.id)
     if ending.completed:
-        return Outcome.ACHIEVED, "status completed"
-    text = (last.text or "").strip()
-    asks = text.endswith(("?", "\uff1f")) and len(text) < 300
+        return Verdict(Outcome.ACHIEVED, "status completed", last.id)
+    answer = ending.conversation[-2] if ending.closing is not None else last
+    text = (answer.text or "").strip()
+    asks = text.endswith(("?", "\uff1f")) and len(text) < 300 and not OFFER.search(text[-120:])
     if ending.answer is not None and asks and not any(m.tool_calls for m in _last_turn(session, last.turn)):
-        return Outcome.UNKNOWN, f"the last reply, in turn {last.turn}, asks the user a question"
-    closed = "; the user closed with thanks" if ending.closing is not None else ""
-    return Outcome.ACHIEVED, f"answered in turn {last.turn if ending.closing is None else last.turn - 1}{closed}"
+        return Verdict(Outcome.UNKNOWN, f"the last reply, in turn {last.turn}, asks the user a question{_said(last)}",
+                       last.id)
+    contradicted = ending.contradicted
+    if contradicted is not None:
+        said, claim, result = contradicted
+        return Verdict(Outcome.PARTIAL, f"the final answer, in turn {said.turn}, says {_quote(claim, 60)}, but the last "
+                       f"tool result before it ({result.tool_name or 'tool'}, message {result.id}) is an error", said.id)
+    if ending.closing is not None:
+        return Verdict(Outcome.ACHIEVED, f"answered in turn {answer.turn}; the user closed with thanks"
+                       f"{_said(ending.closing)}", ending.closing.id)
+    return Verdict(Outcome.ACHIEVED, f"answered in turn {last.turn}{_said(last)}", last.id)
+
+
+def _said(message, width: int = 60) -> str:
+    """': "<the message's first words>"', or nothing when it has no text."""
+    if message is None:
+        return ""
+    text = message.text if message.text and message.text.strip() else (message.error if isinstance(message.error, str)
+                                                                       else None)
+    return f": {_quote(text, width)}" if text and text.strip() else ""
 
 
 def _last_turn(session: Session, turn: int) -> list:

@@ -9,14 +9,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
+from .rounds import ends_after_completion, ends_after_handoff, is_finishing, last_successful_completion
 from .text import lexicon
+from .text.closings import END, THANKS, gives_up, is_closing, is_leaving
 from .text.prefilter import literal_first
 from .text.prose import canonical, normalise, sentences
 
 if TYPE_CHECKING:
     from .model import Message, Session
 
-COMPLETION_TOOLS = ("complete_task",)
 CONVERSATION_ROLES = ("user", "assistant", "tool")
 IN_FLIGHT_STATUSES = ("active",)
 DEFAULT_GRACE = timedelta(minutes=10)
@@ -47,20 +48,16 @@ DESCRIPTION = {
     EMPTY: "no conversation",
 }
 
-_CLOSINGS = lexicon.load("nomos_forensics.text", "closings")["patterns"]
-THANKS = re.compile(lexicon.pattern(_CLOSINGS, "thanks"), re.IGNORECASE)
-CLOSING = re.compile(lexicon.pattern(_CLOSINGS, "closing"))
-END = re.compile(lexicon.pattern(_CLOSINGS, "end"), re.IGNORECASE)
-
 _WORDS = lexicon.load("nomos_forensics.text", "endings")
 _MACROS = _WORDS.get("macros", {})
-HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'handoff_tools')})", re.IGNORECASE)
-SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_WORDS['patterns'], 'submit_tools')})", re.IGNORECASE)
-(UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, CLIENT_FAILED, CLIENT_APPLIED, CLIENT_INTERRUPTED,
+SHELL_TOOLS = re.compile(lexicon.pattern(_WORDS['patterns'], 'shell_tools'), re.IGNORECASE)
+SUBMIT_TEXT = re.compile(lexicon.pattern(_WORDS['patterns'], 'submit_text'), re.IGNORECASE)
+(UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, HANDOFF, SUCCESS_CLAIM, ADMITS, CLIENT_FAILED, CLIENT_APPLIED, CLIENT_INTERRUPTED,
  CLIENT_CUT_CALL, CLIENT_UNDONE) = (
     literal_first(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
-    for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "client_failed", "client_applied",
-                "client_interrupted", "client_cut_call", "client_undone"))
+    for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "handoff", "success_claim", "admits",
+                "client_failed",
+                "client_applied", "client_interrupted", "client_cut_call", "client_undone"))
 UNDONE_MARK = "emoved"  # a literal of every CLIENT_UNDONE match, in "Removed:" and "removed from git" alike
 INTERRUPT_MARK = "^C"  # a literal of every CLIENT_INTERRUPTED / CLIENT_CUT_CALL match: client text without it is not searched
 # a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
@@ -72,7 +69,8 @@ DOUBT_KEYS = ("issues", "problems", "beyond", "only", "have", "did", "does", "co
 UNABLE_WORDS = tuple(_WORDS["words"]["unable"])
 # a pattern's gate: every match of it holds one of these words (lexicon [words]), a cheap first test
 GATES = {UNABLE: UNABLE_WORDS, **{pattern: tuple(lexicon.words(_WORDS["words"][key])) for pattern, key in (
-    (NOTHING_LEFT, "nothing_left"), (CAVEAT, "caveat"), (WAITING, "waiting"))}}
+    (NOTHING_LEFT, "nothing_left"), (CAVEAT, "caveat"), (WAITING, "waiting"), (HANDOFF, "handoff"),
+    (SUCCESS_CLAIM, "success_claim"))}}
 _GATE_OF = {id(pattern): words for pattern, words in GATES.items()}  # a Pattern hashes its whole program
 FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
 
@@ -222,6 +220,42 @@ class Ending:
                     return message, sentence
         return None
 
+    @_once
+    def handoff_said(self) -> "tuple[Message, str] | None":
+        """A final statement handing the conversation to a person or another agent ("I'm
+        transferring you to a human agent", "a specialist will contact you")."""
+        return self.says(HANDOFF) if self.last is not None else None
+
+    @_once
+    def contradicted(self) -> "tuple[Message, str, Message] | None":
+        """(answer, its success claim, the tool result) when the final answer says the task is
+        done, admits no problem, and the last tool result before it in its turn is an error (not
+        of a coding client's general shell, where a failed probe is common: SHELL_TOOLS)."""
+        answer = self.answer if self.closing is None else self.conversation[-2]
+        if answer is None or answer.role != "assistant" or self.kind != ANSWERED:
+            return None
+        block = turn_block(self.conversation, answer.turn)
+        before = next((block[:n] for n, m in enumerate(block) if m is answer), [])
+        result = next((m for m in reversed(before) if m.role == "tool" or m.tool_results), None)
+        failed = [result.tool_name] if result is not None and result.is_error else [
+            r.name for r in (result.tool_results if result is not None else ()) if r.is_error]
+        if not failed or all(name and SHELL_TOOLS.fullmatch(name) for name in failed):
+            return None
+        plain = self._plain(answer)
+        if ADMITS.search(plain):
+            return None
+        claim = self.says(SUCCESS_CLAIM) if any(map(plain.__contains__, GATES[SUCCESS_CLAIM])) else None
+        if claim is None or claim[0] is not answer:
+            return None
+        return answer, claim[1], result
+
+    @_once
+    def quit(self) -> "Message | None":
+        """The last turn's request when the whole of it gives the task up ("forget it", "never
+        mind, I'll do it myself", "算了"), else None."""
+        request = self.request
+        return request if request is not None and gives_up(request.text) else None
+
     def says_unable(self) -> "tuple[Message, str] | None":
         """A final statement that the agent could not do (part of) the task."""
         return self.says(UNABLE, NOT_UNABLE)
@@ -261,8 +295,8 @@ def ending_of(session: "Session") -> Ending:
     conversation = [m for m in messages if m.role in CONVERSATION_ROLES]
     status = (session.info.status or "").strip().lower() if isinstance(session.info.status, str) else ""
     kind, closing = _kind(conversation)
-    if kind == TOOL_CALL and status == "completed":
-        kind = COMPLETED  # the platform closed the session on that call: the run's submit step
+    if status == "completed" and (kind == TOOL_CALL or (kind == TOOL_RESULT and _announces_submit(conversation))):
+        kind = COMPLETED  # the platform closed the session on that call (and its result): the run's submit step
     last = conversation[-1] if conversation else None
     if last is None:
         return Ending(kind, None, None, status)
@@ -285,6 +319,13 @@ def ending_of(session: "Session") -> Ending:
         kind = CUT
     return Ending(kind, last, closing, status, client=client, cut_off=cut_off, messages=messages,
                   conversation=conversation)
+
+
+def _announces_submit(conversation: "list[Message]") -> bool:
+    """The last assistant message that called a tool says it submits ("I am ready to submit.",
+    mini-swe-agent's `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT` in its text)."""
+    caller = next((m for m in reversed(conversation) if m.role == "assistant" and m.tool_calls), None)
+    return caller is not None and SUBMIT_TEXT.search(caller.text or "") is not None
 
 
 def _cut_off(messages: "Sequence[Message]", last: "Message", after: int, client: "tuple[Message, ...]") -> "Message | None":
@@ -318,14 +359,6 @@ def turn_block(messages: "Sequence[Message]", turn: int) -> "list[Message]":
             break
     block.reverse()
     return block
-
-
-def is_finishing(call) -> bool:
-    """A call that ends the task: complete_task or a submit step, by tool name (`submit`,
-    `finish`, `attempt_completion`, ...). Arguments are not read: the scan does not load them,
-    and an ending must not change with the rules selected; a command-line submit step
-    (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`) is known by the session's status instead."""
-    return call.name in COMPLETION_TOOLS or bool(call.name and SUBMIT_TOOLS.fullmatch(call.name))
 
 
 def _plain(message: "Message") -> str:
@@ -400,10 +433,12 @@ def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
     last = conversation[-1]
     if last.role == "user":
         blank = not (last.text or "").strip() and not last.tool_calls  # an empty input asks nothing
-        if (blank or is_closing(last.text)) and len(conversation) > 1:
+        leaving = not blank and is_leaving(last.text)
+        if (blank or leaving or is_closing(last.text)) and len(conversation) > 1:
             before, _ = _kind(conversation[:-1])
             asked = "?" in (conversation[-2].text or "")[-300:]
-            if before in FINISHED and (blank or THANKS.search(last.text or "") or END.search(last.text or "") or not asked):
+            if before in FINISHED and (blank or leaving or THANKS.search(last.text or "") or END.search(last.text or "")
+                                       or not asked):
                 return ANSWERED, last
         return USER, None
     if last.role == "assistant" and last.error:
@@ -412,68 +447,10 @@ def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
         return ANSWERED, None
     if last.role == "assistant" and not last.tool_calls and not last.tool_results:
         return BLANK, None
-    if _ends_after_completion(conversation):
+    if ends_after_completion(conversation):
         return COMPLETED, None
-    if _ends_after_handoff(conversation):
+    if ends_after_handoff(conversation):
         return HANDED_OFF, None
     if last.role == "assistant" and last.tool_calls and not last.tool_results:
         return TOOL_CALL, None
     return TOOL_RESULT, None
-
-
-def is_closing(text: str | None) -> bool:
-    """A bare thank-you or acknowledgement, which needs no reply once the task is done."""
-    return bool(text) and CLOSING.fullmatch(" ".join(text.strip().lower().split())) is not None
-
-
-def _ends_after_completion(conversation: "list[Message]") -> bool:
-    """The last assistant tool-call round includes complete_task or a submit step, and only tool
-    results follow it."""
-    for message in reversed(conversation):
-        if message.tool_calls:
-            return any(is_finishing(call) for call in message.tool_calls)
-        if message.role == "assistant" and message.has_text:
-            return False
-    return False
-
-
-def _ends_after_handoff(conversation: "list[Message]") -> bool:
-    """The last tool round hands off to a person (transfer_to_human_agents, escalate, ...) and
-    its stored results, none of them an error, are all that follow."""
-    results = []
-    for message in reversed(conversation):
-        if message.tool_calls:
-            names = {c.name for c in message.tool_calls if c.name and HANDOFF_TOOLS.fullmatch(c.name)}
-            if not names:
-                return False
-            results += [(r.name, r.is_error) for r in message.tool_results]
-            mine = [error for name, error in results if name in names]
-            return bool(mine) and not any(mine)
-        if message.role == "assistant" and message.has_text:
-            return False
-        if message.role == "tool":
-            results.append((message.tool_name, message.is_error))
-        results += [(r.name, r.is_error) for r in message.tool_results]
-    return False
-
-
-def last_successful_completion(messages: "Sequence[Message]") -> "Message | None":
-    """The last message calling complete_task whose result (if any was stored) is not an error."""
-    for index in range(len(messages) - 1, -1, -1):  # the latest call first: usually the only one read
-        message = messages[index]
-        if message.tool_calls and any(call.name in COMPLETION_TOOLS for call in message.tool_calls) and not (
-                _completion_failed(messages[index + 1:])):
-            return message
-    return None
-
-
-def _completion_failed(after: "Sequence[Message]") -> bool:
-    for message in after:
-        if message.role == "tool" and message.tool_name in COMPLETION_TOOLS:
-            return message.is_error
-        results = [r for r in message.tool_results if r.name in COMPLETION_TOOLS]
-        if results:
-            return any(r.is_error for r in results)
-        if message.role == "user" or any(c.name in COMPLETION_TOOLS for c in message.tool_calls):
-            return False
-    return False

@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .bounds import DEFAULT_BOUNDS, Bounds, bound_card_evidence, bound_finding, bounded_notes, data_problem
-from .card import Card, RuleError, Stats, explain_outcome, objective_of
+from .card import Card, RuleError, Stats, objective_of, verdict
 from .config import Config
 from .db import Database
 from .ending import DEFAULT_GRACE
@@ -315,13 +315,14 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
         _own_fixes(findings, ruleset.fixes)
     if findings:
         findings = _bound_card(findings, errors, ruleset.bounds)
-    outcome, why = explain_outcome(session, findings, ruleset.grace)
+    outcome, why, cited = verdict(session, findings, ruleset.grace)
     card = Card(
         session=session,
         stats=Stats.of(session),
         objective=objective_of(session),
         outcome=outcome,
         outcome_reason=why,
+        outcome_message=cited,
         findings=findings,
         errors=errors,
         skipped=list(ruleset.skipped),

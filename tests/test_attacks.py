@@ -300,7 +300,7 @@ def test_f10_a_lost_connection_leaves_a_closed_json_document(capsys, sample_dsn,
     from nomos_forensics import engine
     from nomos_forensics.errors import ConnectionLost
 
-    real, seen = engine.explain_outcome, []
+    real, seen = engine.verdict, []
 
     def lose(session, findings, grace):
         seen.append(1)
@@ -308,7 +308,7 @@ def test_f10_a_lost_connection_leaves_a_closed_json_document(capsys, sample_dsn,
             raise ConnectionLost("lost the connection to the server while scanning sessions: terminated")
         return real(session, findings, grace)
 
-    monkeypatch.setattr(engine, "explain_outcome", lose)
+    monkeypatch.setattr(engine, "verdict", lose)
     r = invoke(capsys, "scan", "--dsn", sample_dsn, "--format", "json")
     assert r.code == 2 and "sessions were done" in r.err
     document = json.loads(r.out)

@@ -36,7 +36,7 @@ def _fail_query(monkeypatch, name: str) -> None:
 
 def _fail_review_after(monkeypatch, good: int, error: type[BaseException] = Injected) -> None:
     """The card step raises from the (good+1)-th session on (in --jobs workers too: they fork)."""
-    real = engine.explain_outcome
+    real = engine.verdict
     seen = []
 
     def explain(session, findings, grace):
@@ -45,7 +45,7 @@ def _fail_review_after(monkeypatch, good: int, error: type[BaseException] = Inje
             raise error("injected while deciding the outcome")
         return real(session, findings, grace)
 
-    monkeypatch.setattr(engine, "explain_outcome", explain)
+    monkeypatch.setattr(engine, "verdict", explain)
 
 
 def _one_error_line(err: str) -> str:
@@ -154,7 +154,7 @@ from nomos_forensics import engine, hookimpl
 def _boom(*args, **kwargs):
     raise RuntimeError("injected by the plugin")
 
-engine.explain_outcome = _boom  # outside any rule: nothing contains it
+engine.verdict = _boom  # outside any rule: nothing contains it
 
 @hookimpl
 def nomos_forensics_rules():

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from nomos_forensics import plugins
-from nomos_forensics.card import Outcome, decide_outcome, explain_outcome
+from nomos_forensics.card import Outcome, decide_outcome, explain_outcome, verdict
 from nomos_forensics.config import Config
 from nomos_forensics.ending import ANSWERED, COMPLETED, CUT, TOOL_CALL, USER
 from nomos_forensics.engine import build_ruleset, review
@@ -91,17 +91,21 @@ def test_the_outcome_says_why():
                     ("tool", {"tool_call_id": "1", "name": "complete_task", "output": "ok", "is_error": False}))
     assert explain_outcome(done, []) == (Outcome.ACHIEVED, "complete_task succeeded in turn 1")
     error = _session(("user", {"text": "go"}), ("assistant", {"text": "", "error": "model overloaded"}), status="idle")
-    assert explain_outcome(error, []) == (Outcome.FAILED, "ends on an assistant error card in turn 1, and no turn was answered")
+    assert explain_outcome(error, []) == (
+        Outcome.FAILED, 'ends on an assistant error card in turn 1, and no turn was answered: "model overloaded"')
+    assert verdict(error, []).message == error.messages[1].id  # the Outcome cites the card
     later = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "Done, nginx restarted."}),
                      ("user", {"text": "now the mail relay"}), ("assistant", {"text": "", "error": "credit balance too low"}),
                      status="idle")
     assert explain_outcome(later, []) == (
-        Outcome.PARTIAL, "earlier turns were answered, but the last one ends on an assistant error card (turn 2)")
+        Outcome.PARTIAL,
+        'earlier turns were answered, but the last one ends on an assistant error card (turn 2): "credit balance too low"')
     thanks = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "Done."}), ("user", {"text": "thanks!"}))
     assert explain_outcome(thanks, []) == (Outcome.ACHIEVED, "status completed")
     thanks.info.status = None
     fresh = Session(thanks.info, thanks.messages)
-    assert explain_outcome(fresh, []) == (Outcome.ACHIEVED, "answered in turn 1; the user closed with thanks")
+    assert verdict(fresh, []) == (Outcome.ACHIEVED, 'answered in turn 1; the user closed with thanks: "thanks!"',
+                                  fresh.messages[2].id)
     asks = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "On which host?"}), status=None)
     assert explain_outcome(asks, [])[0] == Outcome.UNKNOWN and "asks the user a question" in explain_outcome(asks, [])[1]
 
@@ -311,3 +315,128 @@ def test_heldout7_an_earlier_answer_that_only_asked_for_files_delivered_nothing(
     answered = (("user", {"text": "what is a PWA?"}), ("assistant", {"text": "A web app that installs like a native one."}))
     for before in (worked, answered):
         assert explain_outcome(_session(*before, *cut, status=None), [])[0] == Outcome.PARTIAL, before[-1]
+
+
+# ---------------------------------------------------------------- issue 32: endings as real users write them
+BOOKED = (("user", {"text": "Please move my flight to Friday."}),
+          ("assistant", {"text": "Done: your flight is now on Friday 12 May, seat 14C. Anything else I can help with?"}))
+
+
+@pytest.mark.parametrize("closing", [
+    "thanks, that's all", "Thank you so much, I will come back later", "ok I'll check and get back to you",
+    "igualmente", "Ebenfalls!", "pra vc tb!", "Não. Boa noite e feliz vida. :) Valeu", "Im Moment nicht!",
+    "спасибо, всё понятно", "🙂", "that helps, thank you", "you too, bye"])
+def test_a_closing_in_any_words_after_an_answer_ends_the_session_well(closing):
+    s = _session(*BOOKED, ("user", {"text": closing}), status=None)
+    assert s.ending.kind == ANSWERED and s.ending.closing is s.messages[-1], closing
+    outcome, why, cited = verdict(s, [])
+    assert outcome == Outcome.ACHIEVED and cited == s.messages[-1].id and "closed with thanks" in why, why
+
+
+@pytest.mark.parametrize("more", ["thanks, now check apache too", "thanks! can you also book a hotel?",
+                                  "ok thanks but it still fails", "thank you, but the seat is wrong",
+                                  "Thanks. " + "I need another change to the booking, the return leg. " * 5])
+def test_thanks_with_a_new_request_is_no_closing(more):
+    s = _session(*BOOKED, ("user", {"text": more}), status=None)
+    assert s.ending.kind == USER, more
+    assert decide_outcome(s, []) == Outcome.PARTIAL
+
+
+def test_the_closing_offer_is_no_question_left_open():
+    # "Anything else I can help with?" asks nothing the task needs: the answer stands
+    s = _session(*BOOKED, status=None)
+    assert verdict(s, []) == (Outcome.ACHIEVED, 'answered in turn 1: "Done: your flight is now on Friday 12 May, seat '
+                                                '14C. Anythin…"', s.messages[-1].id)
+    asks = _session(BOOKED[0], ("assistant", {"text": "Which Friday, the 12th or the 19th?"}), status=None)
+    assert decide_outcome(asks, []) == Outcome.UNKNOWN
+
+
+@pytest.mark.parametrize("words", ["I'm transferring you to a human agent who can approve the refund.",
+                                   "I have escalated your case to our billing team; they will email you today.",
+                                   "A specialist will contact you within 24 hours."])
+def test_a_hand_off_in_words_is_handed_off(words):
+    s = _session(("user", {"text": "I want a refund for order 1182."}),
+                 ("assistant", {"text": f"I can't approve refunds over $500 myself. {words}"}), status=None)
+    outcome, why, cited = verdict(s, [])
+    assert outcome == Outcome.HANDED_OFF and cited == s.messages[-1].id and "hands the conversation over" in why, why
+
+
+def test_an_offer_to_hand_off_is_no_hand_off():
+    s = _session(("user", {"text": "I want a refund for order 1182."}),
+                 ("assistant", {"text": "Here is the refund form: https://x.example/refund. Would you like me to transfer "
+                                        "you to a human agent?"}), status=None)
+    assert decide_outcome(s, []) != Outcome.HANDED_OFF
+
+
+def test_a_hand_off_tool_is_handed_off_not_achieved():
+    s = _session(("user", {"text": "I want to speak to a person"}),
+                 ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "transfer_to_human_agents",
+                                                            "arguments": {"summary": "wants a person"}}]}),
+                 ("tool", {"tool_call_id": "1", "name": "transfer_to_human_agents", "output": "Transfer successful"}),
+                 status=None)
+    assert verdict(s, []) == (Outcome.HANDED_OFF, "handed off to a person (transfer_to_human_agents succeeded) in turn 1",
+                              s.messages[-1].id)
+
+
+@pytest.mark.parametrize("quit_", ["forget it", "never mind, I'll do it myself.", "算了", "Stop!", "забудь"])
+def test_the_user_giving_up_is_abandoned(quit_):
+    s = _session(("user", {"text": "restart nginx on lxc 105"}), ("assistant", {"text": "Which node is lxc 105 on?"}),
+                 ("user", {"text": quit_}), ("assistant", {"text": "Understood, I'll stop here."}), status=None)
+    outcome, why, cited = verdict(s, [])
+    assert outcome == Outcome.ABANDONED and cited == s.messages[2].id, why
+
+
+def test_a_task_that_starts_like_giving_up_is_a_task():
+    s = _session(("user", {"text": "stop the nginx service on lxc 105"}), ("assistant", {"text": "Stopped nginx."}),
+                 status=None)
+    assert decide_outcome(s, []) == Outcome.ACHIEVED
+
+
+def test_a_success_claim_the_last_tool_result_contradicts_is_partial():
+    failed = (("user", {"text": "book the 9:40 to Lyon"}),
+              ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "book_flight", "arguments": {}}]}),
+              ("tool", {"tool_call_id": "1", "name": "book_flight", "output": "ERROR: fare class closed", "is_error": True}))
+    s = _session(*failed, ("assistant", {"text": "Your flight has been booked. Have a good trip!"}), status=None)
+    outcome, why, cited = verdict(s, [])
+    assert outcome == Outcome.PARTIAL and cited == s.messages[-1].id and "is an error" in why, why
+    # the answer admits the error: the claim is not contradicted (and reads as an answer)
+    honest = _session(*failed, ("assistant", {"text": "The booking failed: that fare class is closed."}), status=None)
+    assert decide_outcome(honest, []) == Outcome.ACHIEVED
+    # a retry that worked: the last result is no error
+    retried = _session(*failed, ("assistant", {"text": "", "tool_calls": [{"id": "2", "name": "book_flight", "arguments": {}}]}),
+                       ("tool", {"tool_call_id": "2", "name": "book_flight", "output": "PNR X7Q2"}),
+                       ("assistant", {"text": "Your flight has been booked (PNR X7Q2)."}), status=None)
+    assert decide_outcome(retried, []) == Outcome.ACHIEVED
+
+
+def test_a_run_the_platform_completed_after_its_last_tool_result_is_submitted():
+    # mini-swe-agent: the submit command's output is stored, then the harness ends the run (status completed)
+    s = _session(("user", {"text": "fix the bug"}),
+                 ("assistant", {"text": "I am ready to submit.", "tool_calls": [{"id": "1", "name": "bash", "arguments": {
+                     "command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff --cached"}}]}),
+                 ("tool", {"tool_call_id": "1", "name": "bash", "output": "diff --git a/x b/x"}), status="completed")
+    assert s.ending.kind == COMPLETED and decide_outcome(s, []) == Outcome.ACHIEVED
+    assert decide_outcome(_session(*s_messages(s), status="idle"), []) == Outcome.PARTIAL
+
+
+def s_messages(session: Session) -> list[tuple[str, dict]]:
+    return [(m.role, m.content) for m in session.messages]
+
+
+@pytest.mark.parametrize("shape", ["no user", "only tool rows", "null times", "equal times", "out of order", "infinity"])
+def test_odd_sessions_get_an_outcome_with_a_reason_never_a_traceback(shape):
+    rows = {"no user": [("assistant", {"text": "hello"})],
+            "only tool rows": [("tool", {"tool_call_id": "1", "name": "run", "output": "ok"})] * 3}.get(shape)
+    if rows is not None:
+        s = _session(*rows, status=None)
+    else:
+        s = _session(*BOOKED, ("user", {"text": "thanks"}), status="active")
+        stamps = {"null times": [None] * 3, "equal times": [NOW] * 3, "out of order": [NOW, NOW - timedelta(days=3), NOW],
+                  "infinity": [datetime.max.replace(tzinfo=timezone.utc)] * 3}[shape]
+        for message, stamp in zip(s.messages, stamps):
+            message.created_at = stamp
+        s = Session(s.info, s.messages)
+    outcome, why, _ = verdict(s, [])
+    assert outcome in Outcome.ALL and why
+    if shape in ("no user", "only tool rows"):
+        assert (outcome, why) == (Outcome.UNKNOWN, "no user message")

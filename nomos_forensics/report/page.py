@@ -179,7 +179,7 @@ def overview(s: ReportSummary, filters: dict[str, Any], period: str | None = Non
     unit = series["unit"]
     models = model_rates(s, rules)
     outcomes = [(Outcome.SYMBOL[o], o, s.outcomes[o], _pct(s.outcomes[o], s.sessions))
-                for o in (Outcome.ACHIEVED, Outcome.FAILED, Outcome.PARTIAL, Outcome.UNKNOWN)]
+                for o in Outcome.ALL]
     worst = []
     for row, card in [*s.worst_sessions(), *((row, None) for row in s.bucket_sessions())]:
         day = row["day"]
@@ -199,7 +199,7 @@ def overview(s: ReportSummary, filters: dict[str, Any], period: str | None = Non
         "biggest": s.biggest, "truncation": saved, "truncate_total": sum(v[1] for _, v in saved),
         "truncate_count": sum(v[0] for _, v in saved), "rule_errors": ranked(s.rule_errors),
         "worst": worst, "severities": ["blocker", "friction", "cosmetic"],
-        "outcome_names": [o for o in (Outcome.ACHIEVED, Outcome.FAILED, Outcome.PARTIAL, Outcome.UNKNOWN)],
+        "outcome_names": list(Outcome.ALL),
         "model_names": sorted(s.models),
     }
 

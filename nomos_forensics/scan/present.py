@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..card import Outcome
 from ..model import excerpt
 from ..render import human_bytes
 from .summary import Summary, ranked
@@ -14,10 +15,10 @@ def summary_tables(summary: Summary) -> list[tuple[str, list[str], list[list[Any
     s = summary
     pct = lambda n, of=None: f"{100 * s.share(n, of):.1f}%"  # noqa: E731
     tables = [
-        ("Overview", ["sessions", "with findings", "blocker", "friction", "cosmetic", "achieved", "failed", "partial", "unknown"],
+        ("Overview", ["sessions", "with findings", "blocker", "friction", "cosmetic", *Outcome.ALL],
          [[s.sessions, f"{s.sessions_with_findings} ({pct(s.sessions_with_findings)})",
            s.by_severity["blocker"], s.by_severity["friction"], s.by_severity["cosmetic"],
-           s.outcomes["achieved"], s.outcomes["failed"], s.outcomes["partial"], s.outcomes["unknown"]]]),
+           *(s.outcomes[o] for o in Outcome.ALL)]]),
         ("Signatures", ["rule", "sessions", "share"],
          [[rule, n, pct(n)] for rule, n in ranked(s.by_rule)]),
         ("Worst sessions", ["id", "title", "severity", "outcome", "findings"],

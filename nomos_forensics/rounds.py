@@ -1,0 +1,80 @@
+"""How the last tool round of a conversation ends: a finishing call (complete_task or a submit
+step) or a hand-off to a person, and whether its stored result is an error. Read by
+nomos_forensics.ending; tool names are data (lexicons/endings.toml)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .text import lexicon
+
+if TYPE_CHECKING:
+    from .model import Message
+
+COMPLETION_TOOLS = ("complete_task",)
+_PATTERNS = lexicon.load("nomos_forensics.text", "endings")["patterns"]
+HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_PATTERNS, 'handoff_tools')})", re.IGNORECASE)
+SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_PATTERNS, 'submit_tools')})", re.IGNORECASE)
+
+
+def is_finishing(call) -> bool:
+    """A call that ends the task: complete_task or a submit step, by tool name (`submit`,
+    `finish`, `attempt_completion`, ...). Arguments are not read: the scan does not load them,
+    and an ending must not change with the rules selected; a command-line submit step
+    (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`) is known by the session's status instead."""
+    return call.name in COMPLETION_TOOLS or bool(call.name and SUBMIT_TOOLS.fullmatch(call.name))
+
+
+def ends_after_completion(conversation: "list[Message]") -> bool:
+    """The last assistant tool-call round includes complete_task or a submit step, and only tool
+    results follow it."""
+    for message in reversed(conversation):
+        if message.tool_calls:
+            return any(is_finishing(call) for call in message.tool_calls)
+        if message.role == "assistant" and message.has_text:
+            return False
+    return False
+
+
+def ends_after_handoff(conversation: "list[Message]") -> bool:
+    """The last tool round hands off to a person (transfer_to_human_agents, escalate, ...) and
+    its stored results, none of them an error, are all that follow."""
+    results = []
+    for message in reversed(conversation):
+        if message.tool_calls:
+            names = {c.name for c in message.tool_calls if c.name and HANDOFF_TOOLS.fullmatch(c.name)}
+            if not names:
+                return False
+            results += [(r.name, r.is_error) for r in message.tool_results]
+            mine = [error for name, error in results if name in names]
+            return bool(mine) and not any(mine)
+        if message.role == "assistant" and message.has_text:
+            return False
+        if message.role == "tool":
+            results.append((message.tool_name, message.is_error))
+        results += [(r.name, r.is_error) for r in message.tool_results]
+    return False
+
+
+def last_successful_completion(messages: "Sequence[Message]") -> "Message | None":
+    """The last message calling complete_task whose result (if any was stored) is not an error."""
+    for index in range(len(messages) - 1, -1, -1):  # the latest call first: usually the only one read
+        message = messages[index]
+        if message.tool_calls and any(call.name in COMPLETION_TOOLS for call in message.tool_calls) and not (
+                _completion_failed(messages[index + 1:])):
+            return message
+    return None
+
+
+def _completion_failed(after: "Sequence[Message]") -> bool:
+    for message in after:
+        if message.role == "tool" and message.tool_name in COMPLETION_TOOLS:
+            return message.is_error
+        results = [r for r in message.tool_results if r.name in COMPLETION_TOOLS]
+        if results:
+            return any(r.is_error for r in results)
+        if message.role == "user" or any(c.name in COMPLETION_TOOLS for c in message.tool_calls):
+            return False
+    return False
