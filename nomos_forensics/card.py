@@ -434,7 +434,7 @@ def _last_turn(session: Session, turn: int) -> list:
 
 
 def _quote(text: str | None, width: int = 90) -> str:
-    flat = " ".join((text or "").split())
+    flat = " ".join((text or "")[: 8 * width].split())  # a 5 MB answer is not folded whole for 90 characters
     return f'"{flat[:width]}{"…" if len(flat) > width else ""}"'
 
 

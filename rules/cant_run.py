@@ -123,9 +123,10 @@ class CantRun(Rule):
                     for message, sentence in acting_claims(session))
         if not hits:
             return
-        hits.sort(key=lambda hit: session.messages.index(hit[0]))
+        position = {id(m): n for n, m in enumerate(session.messages)}  # by identity: list.index compares whole messages
+        hits.sort(key=lambda hit: position[id(hit[0])])
         said = declined(hits)
-        before = session.messages[:session.messages.index(hits[0][0])]
+        before = session.messages[:position[id(hits[0][0])]]
         asked = " ".join(m.text for m in before if m.role == "user" and m.text)
         yield self.finding(
             f"agent says it cannot act ({said.count}): \"{excerpt(said.first, 80)}\"",

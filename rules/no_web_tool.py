@@ -64,7 +64,7 @@ class NoWebTool(Rule):
         if not hits or session.called(*web_tools):
             return
         said = declined(hits)
-        first = session.messages.index(hits[0][0])
+        first = next(n for n, m in enumerate(session.messages) if m is hits[0][0])
         asked = next((m.text for m in reversed(session.messages[:first]) if m.role == "user" and m.text), "")
         topic = topic_of(hits[0][1].sentence, asked)
         tool = self.options["web_tools"][0] if self.options["web_tools"] else "http_get"

@@ -440,3 +440,54 @@ def test_odd_sessions_get_an_outcome_with_a_reason_never_a_traceback(shape):
     assert outcome in Outcome.ALL and why
     if shape in ("no user", "only tool rows"):
         assert (outcome, why) == (Outcome.UNKNOWN, "no user message")
+
+
+@pytest.fixture(scope="module")
+def odd_outcomes_dsn(make_db) -> tuple[str, dict[str, str]]:
+    """Sessions whose Outcome has little to go on, stored as a production database may hold them."""
+    import uuid
+
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+    dsn = make_db()
+    shapes = {
+        "no user": [("assistant", {"text": "Ready when you are."})],
+        "only tool rows": [("tool", {"name": "run", "output": "ok"})] * 3,
+        "equal times": [("user", {"text": "restart nginx"}), ("assistant", {"text": "Restarted."}), ("user", {"text": "thanks!"})],
+        "out of order": [("user", {"text": "restart nginx"}), ("assistant", {"text": "Restarted."})],
+        "infinite times": [("user", {"text": "restart nginx"}), ("assistant", {"text": "Restarted."})],
+        "100,000 messages": [("user", {"text": f"step {n}"}) if n % 2 == 0 else ("assistant", {"text": f"done {n}"})
+                             for n in range(100_000)],
+    }
+    stamps = {"equal times": lambda n: "2026-01-01", "out of order": lambda n: f"2026-01-0{2 - n}",
+              "infinite times": lambda n: ("-infinity", "infinity")[n]}
+    ids = {}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for name, rows in shapes.items():
+            sid = ids[name] = str(uuid.uuid4())
+            conn.execute("INSERT INTO sessions (id, title, status, created_at) VALUES (%s, %s, 'idle', now())", (sid, name))
+            stamp = stamps.get(name, lambda n: "2026-01-01")
+            with conn.cursor().copy("COPY messages (session_id, role, content, created_at) FROM STDIN") as copy:
+                for n, (role, content) in enumerate(rows):
+                    copy.write_row((sid, role, Jsonb(content), stamp(n)))
+    return dsn, ids
+
+
+@pytest.mark.parametrize("shape", ["no user", "only tool rows", "equal times", "out of order", "infinite times",
+                                   "100,000 messages"])
+def test_odd_sessions_in_the_database_get_an_outcome_that_cites_a_message(capsys, odd_outcomes_dsn, shape):
+    import json
+
+    from .helpers import invoke
+
+    dsn, ids = odd_outcomes_dsn
+    r = invoke(capsys, "review", ids[shape], "--dsn", dsn, "--format", "json")
+    assert r.code in (0, 1) and "Traceback" not in r.err, r.err
+    card = json.loads(r.out)
+    assert card["outcome"] in Outcome.ALL and card["outcome_reason"] and isinstance(card["outcome_message"], int)
+    expected = {"no user": Outcome.UNKNOWN, "only tool rows": Outcome.UNKNOWN, "equal times": Outcome.ACHIEVED,
+                # read in (created_at, id) order, as the data model says: the reply stamped first, the request last
+                "out of order": Outcome.FAILED, "infinite times": Outcome.ACHIEVED,
+                "100,000 messages": Outcome.ACHIEVED}[shape]
+    assert card["outcome"] == expected, card["outcome_reason"]

@@ -87,6 +87,7 @@ def own_words(text: str) -> str:
     return " ".join(text.lower().replace("\u2019", "'").split())
 
 
+@functools.lru_cache(maxsize=256)  # a message is compared with the next six: read it once
 def _units(text: str) -> frozenset[str]:
     """Words, and the characters of scripts written without spaces: what two requests share."""
     out = set()
@@ -122,8 +123,8 @@ def features(text: str, context: Context) -> tuple[str, ...] | None:
     names = list(text_features(own[:600]))
     names += [f"cue|{t}" for t in tables]
     names += [f"cc|{a}+{b}" for i, a in enumerate(tables) for b in tables[i + 1:]]
-    letters = [c for c in text if c.isalpha()]
-    upper = sum(c.isupper() for c in letters)
+    letters = [c for c in text[:300] if c.isalpha()]  # shouting shows in the opening words
+    upper = sum(map(str.isupper, letters))
     names += [f"len|{bucket(len(own), _LENGTH_EDGES)}",
               f"sim|{bucket(int(1000 * similarity(own, context.earlier)), tuple(int(1000 * e) for e in _SIMILAR_EDGES))}",
               f"earlier|{min(len(context.earlier), 3)}"]
