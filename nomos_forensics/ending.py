@@ -50,6 +50,7 @@ DESCRIPTION = {
 
 _WORDS = lexicon.load("nomos_forensics.text", "endings")
 _MACROS = _WORDS.get("macros", {})
+ASKING_TOOLS = re.compile(lexicon.pattern(_WORDS['patterns'], 'asking_tools'), re.IGNORECASE)
 SHELL_TOOLS = re.compile(lexicon.pattern(_WORDS['patterns'], 'shell_tools'), re.IGNORECASE)
 SUBMIT_TEXT = re.compile(lexicon.pattern(_WORDS['patterns'], 'submit_text'), re.IGNORECASE)
 (UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, HANDOFF, SUCCESS_CLAIM, ADMITS, CLIENT_FAILED, CLIENT_APPLIED, CLIENT_INTERRUPTED,
@@ -239,7 +240,7 @@ class Ending:
         result = next((m for m in reversed(before) if m.role == "tool" or m.tool_results), None)
         failed = [result.tool_name] if result is not None and result.is_error else [
             r.name for r in (result.tool_results if result is not None else ()) if r.is_error]
-        if not failed or all(name and SHELL_TOOLS.fullmatch(name) for name in failed):
+        if not failed or all(name and (SHELL_TOOLS.fullmatch(name) or ASKING_TOOLS.fullmatch(name)) for name in failed):
             return None
         plain = self._plain(answer)
         if ADMITS.search(plain):

@@ -425,7 +425,7 @@ def _slim_calls(raw_names: Any, count: int) -> tuple[ToolCall, ...]:
 MESSAGE_COLUMNS = (
     "id", "role", "created_at", "content_shipped", "content", "text", "call_names", "call_count",
     "result_names", "result_count", "tool_name", "is_error", "error", "finish_reason", "disk_bytes",
-    "logical_bytes", "reasoning",
+    "logical_bytes", "reasoning", "result_errors",
 )
 
 
@@ -437,6 +437,7 @@ def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Messa
     (id_, role, created_at, content_shipped, content, text, call_names, call_count, result_names, result_count,
      tool_name, is_error, error, finish_reason, disk_bytes, logical_bytes) = row[:16]
     reasoning = len(row) > 16 and bool(row[16])
+    errors = row[17] if len(row) > 17 else None  # JSON text: each legacy result's error flag, when one failed
     role = role.strip().lower() if isinstance(role, str) else "unknown"
     if content_shipped:
         fields, shape, normalised = fields_from_content(content)
@@ -448,8 +449,11 @@ def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Messa
     calls = _slim_calls(call_names, call_count) if call_count else _NO_CALLS
     if result_count or result_names:
         result_names = (lenient_json_loads(result_names) if isinstance(result_names, str) else result_names) or ()
+        failed = (lenient_json_loads(errors) if isinstance(errors, str) else errors) or () if errors else ()
+        failed = failed if isinstance(failed, list) else ()
         results = tuple(
-            ToolResult(name=_as_name(result_names[i]) if i < len(result_names) else None)
+            ToolResult(name=_as_name(result_names[i]) if i < len(result_names) else None,
+                       is_error=i < len(failed) and failed[i] is True)
             for i in range(max(result_count, len(result_names)))
         )
     else:

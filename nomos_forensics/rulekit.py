@@ -35,12 +35,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .ending import (
+    ADMITS,
     ANSWERED,
+    ASKING_TOOLS,
     BLANK,
     COMPLETED,
     EMPTY,
     ERROR,
     HANDED_OFF,
+    SHELL_TOOLS,
+    SUCCESS_CLAIM,
     TOOL_CALL,
     TOOL_RESULT,
     USER,
@@ -59,7 +63,7 @@ from .text.refusal import Refusal, bounded, cue_tables, decide_reading, holds_cu
 from .text.refusal import read as read_reply
 
 __all__ = [
-    "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
+    "ADMITS", "ASKING_TOOLS", "SHELL_TOOLS", "SUCCESS_CLAIM", "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
     "AnyPattern", "AnySubstring", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
     "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates",
     "any_token", "bounded", "frustration", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",

@@ -89,6 +89,17 @@ class LinearModel:
                     total[index] += row[index]
         return total
 
+    def margin(self, features: Iterable[int], positive: str) -> float:
+        """A two-class model's score of `positive` minus the other's (`best`'s margin, signed),
+        summed in C over one weight per feature: the hot path of a per-message model."""
+        diff = self.__dict__.get("_diff")
+        if diff is None:
+            at = self.classes.index(positive)
+            diff = self.__dict__["_diff"] = ({k: v[at] - v[1 - at] for k, v in self.weights.items()},
+                                             self.bias[at] - self.bias[1 - at])
+        weights, bias = diff
+        return bias + sum(filter(None, map(weights.get, features)))
+
     def best(self, features: Iterable[int]) -> tuple[str, float]:
         """The class with the highest score, and its margin over the runner-up."""
         scores = self.scores(features)

@@ -171,8 +171,8 @@ def decide(text: str | None, context: Context, always: bool = False) -> Frustrat
         return None
     shipped = models()
     buckets = hashed(names)
-    verdict, margin = shipped["detect"].best(buckets)
-    if not always and (verdict != "frustrated" or margin <= MIN_MARGIN):
+    margin = shipped["detect"].margin(buckets, "frustrated")
+    if not always and margin <= MIN_MARGIN:
         return None
     kind = shipped["kind"].best(buckets)[0]
     grade = shipped["grade"].best(buckets)[0]

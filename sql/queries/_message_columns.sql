@@ -3,6 +3,8 @@
 -- a plain object. logical_bytes (the JSON as text) is exact for every message whose
 -- uncompressed jsonb size (pg_column_size of the detoasted value, free) reaches :logical_floor.
 -- `reasoning`: the message carries a reasoning trace (reasoning, reasoning_content or thinking).
+-- `result_errors`: for a legacy assistant row whose tool_results hold an error, each result's
+-- error flag in order (JSON text); NULL when none failed, which is nearly always.
 -- Tool-call and tool-result names come as JSON text, which the client decodes once per distinct
 -- list (a database has few). Needs the message_source fragment as its FROM clause.
 m.id,
@@ -36,4 +38,9 @@ m.id,
        CASE WHEN pg_column_size(c.v) >= CAST(:logical_floor AS integer)
             THEN octet_length(CASE WHEN jsonb_typeof(c.v) = 'object' THEN c.v ELSE {content_jsonb} END::text)
        END AS logical_bytes,
-       btrim(coalesce(c.v ->> 'reasoning', c.v ->> 'reasoning_content', c.v ->> 'thinking', '')) <> '' AS reasoning
+       btrim(coalesce(c.v ->> 'reasoning', c.v ->> 'reasoning_content', c.v ->> 'thinking', '')) <> '' AS reasoning,
+       CASE WHEN jsonb_typeof(c.v -> 'tool_results') = 'array'
+                 AND c.v @? 'lax $.tool_results[*] ? (@.is_error == true || @.is_error == "true")'
+            THEN (SELECT jsonb_agg(coalesce(e ->> 'is_error', '') = 'true' ORDER BY n)
+                  FROM jsonb_array_elements(c.v -> 'tool_results') WITH ORDINALITY AS r(e, n))::text
+       END AS result_errors
