@@ -63,13 +63,28 @@ from .text.refusal import Refusal, bounded, cue_tables, decide_reading, holds_cu
 from .text.refusal import read as read_reply
 
 __all__ = [
-    "ADMITS", "ASKING_TOOLS", "SHELL_TOOLS", "SUCCESS_CLAIM", "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
+    "ADMITS", "ASKING_TOOLS", "SHELL_TOOLS", "failed_action", "results_of", "SUCCESS_CLAIM", "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
     "AnyPattern", "AnySubstring", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
     "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates",
     "any_token", "bounded", "frustration", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
     "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "CLAIMED", "Declined", "Refusal", "declined", "acting_claim", "cued", "refusals", "replies", "sentences",
     "statements",
 ]
+
+
+def results_of(message: Message) -> list[tuple[str, bool]]:
+    """(tool name, failed) of each tool result a message holds: a `tool` row's own, or those an
+    assistant message carries (legacy `tool_results`); the row's error flag says failed."""
+    if message.role == "tool":
+        return [(message.tool_name or "tool", message.is_error)]
+    return [(r.name or "tool", r.is_error) for r in message.tool_results]
+
+
+def failed_action(name: str) -> bool:
+    """A failure of this tool is a failed action: not a coding client's general shell (a non-zero
+    exit is as often a probe or a `grep` that found nothing), nor a tool that asks the user (its
+    "error" is the user declining)."""
+    return not (SHELL_TOOLS.fullmatch(name) or ASKING_TOOLS.fullmatch(name))
 
 
 def replies(session: Session) -> Iterator[Message]:

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nomos_forensics.rulekit import (
-    ASKING_TOOLS,
-    SHELL_TOOLS,
     Evidence,
     Finding,
     Message,
     Option,
     Rule,
     Severity,
+    failed_action,
     hookimpl,
+    results_of,
 )
 
 
@@ -51,8 +51,8 @@ class FailingLoop(Rule):
             runs: dict[str, list[Message]] = {}  # tool -> the failed results of its current run
             done: list[tuple[str, list[Message], bool]] = []
             for message in turn.messages:
-                for name, failed in _results(message):
-                    if SHELL_TOOLS.fullmatch(name) or ASKING_TOOLS.fullmatch(name):
+                for name, failed in results_of(message):
+                    if not failed_action(name):
                         continue  # a shell's non-zero exit is as often `grep` finding nothing; the user said no
                     if failed:
                         runs.setdefault(name, []).append(message)
@@ -76,13 +76,6 @@ class FailingLoop(Rule):
 def _shown(items: list) -> list:
     """The first three and the last of a long run."""
     return items[:3] + items[-1:] if len(items) > 4 else items
-
-
-def _results(message: Message) -> list[tuple[str, bool]]:
-    """(tool name, failed) of each result a message holds."""
-    if message.role == "tool":
-        return [(message.tool_name or "tool", message.is_error)]
-    return [(r.name or "tool", r.is_error) for r in message.tool_results]
 
 
 @hookimpl

@@ -6,8 +6,6 @@ from collections.abc import Iterator
 
 from nomos_forensics.rulekit import (
     ADMITS,
-    ASKING_TOOLS,
-    SHELL_TOOLS,
     SUCCESS_CLAIM,
     Evidence,
     Finding,
@@ -16,8 +14,10 @@ from nomos_forensics.rulekit import (
     Severity,
     canonical,
     excerpt,
+    failed_action,
     hookimpl,
     normalise,
+    results_of,
 )
 
 HEAD, TAIL = 4000, 2000  # characters of a long answer read for an admission
@@ -90,14 +90,8 @@ class ToolErrorIgnored(Rule):
 
 
 def _failed_tools(result: Message) -> str:
-    """The names of the failed tools of a result row (not coding shells nor tools that ask the
-    user), joined; '' when none."""
-    if result.role == "tool":
-        names = [result.tool_name] if result.is_error else []
-    else:
-        names = [r.name for r in result.tool_results if r.is_error]
-    names = [name or "tool" for name in names if not (name and (SHELL_TOOLS.fullmatch(name) or ASKING_TOOLS.fullmatch(name)))]
-    return "/".join(dict.fromkeys(names))
+    """The names of the failed actions of a result row (rulekit.failed_action), joined; '' when none."""
+    return "/".join(dict.fromkeys(name for name, failed in results_of(result) if failed and failed_action(name)))
 
 
 @hookimpl
