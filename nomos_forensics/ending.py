@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from .rounds import ends_after_completion, ends_after_handoff, is_finishing, last_successful_completion
+from .rounds import (
+    ends_after_completion,
+    ends_after_handoff,
+    failed_action,
+    is_finishing,
+    last_successful_completion,
+    results_of,
+)
 from .text import lexicon
 from .text.closings import END, THANKS, gives_up, is_closing, is_leaving
 from .text.prefilter import literal_first
@@ -50,15 +57,12 @@ DESCRIPTION = {
 
 _WORDS = lexicon.load("nomos_forensics.text", "endings")
 _MACROS = _WORDS.get("macros", {})
-ASKING_TOOLS = re.compile(lexicon.pattern(_WORDS['patterns'], 'asking_tools'), re.IGNORECASE)
-SHELL_TOOLS = re.compile(lexicon.pattern(_WORDS['patterns'], 'shell_tools'), re.IGNORECASE)
 SUBMIT_TEXT = re.compile(lexicon.pattern(_WORDS['patterns'], 'submit_text'), re.IGNORECASE)
-(UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, HANDOFF, SUCCESS_CLAIM, ADMITS, CLIENT_FAILED, CLIENT_APPLIED, CLIENT_INTERRUPTED,
- CLIENT_CUT_CALL, CLIENT_UNDONE) = (
+(UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, HANDOFF, SUCCESS_CLAIM, ADMITS, CLIENT_FAILED, CLIENT_APPLIED,
+ CLIENT_INTERRUPTED, CLIENT_CUT_CALL, CLIENT_UNDONE) = (
     literal_first(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
     for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "handoff", "success_claim", "admits",
-                "client_failed",
-                "client_applied", "client_interrupted", "client_cut_call", "client_undone"))
+                "client_failed", "client_applied", "client_interrupted", "client_cut_call", "client_undone"))
 UNDONE_MARK = "emoved"  # a literal of every CLIENT_UNDONE match, in "Removed:" and "removed from git" alike
 INTERRUPT_MARK = "^C"  # a literal of every CLIENT_INTERRUPTED / CLIENT_CUT_CALL match: client text without it is not searched
 # a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
@@ -230,17 +234,15 @@ class Ending:
     @_once
     def contradicted(self) -> "tuple[Message, str, Message] | None":
         """(answer, its success claim, the tool result) when the final answer says the task is
-        done, admits no problem, and the last tool result before it in its turn is an error (not
-        of a coding client's general shell, where a failed probe is common: SHELL_TOOLS)."""
+        done, admits no problem, and the last tool result before it in its turn is a failed
+        action (rounds.failed_action: not a coding shell's probe, not the user declining)."""
         answer = self.answer if self.closing is None else self.conversation[-2]
         if answer is None or answer.role != "assistant" or self.kind != ANSWERED:
             return None
         block = turn_block(self.conversation, answer.turn)
         before = next((block[:n] for n, m in enumerate(block) if m is answer), [])
         result = next((m for m in reversed(before) if m.role == "tool" or m.tool_results), None)
-        failed = [result.tool_name] if result is not None and result.is_error else [
-            r.name for r in (result.tool_results if result is not None else ()) if r.is_error]
-        if not failed or all(name and (SHELL_TOOLS.fullmatch(name) or ASKING_TOOLS.fullmatch(name)) for name in failed):
+        if result is None or not any(failed and failed_action(name) for name, failed in results_of(result)):
             return None
         plain = self._plain(answer)
         if ADMITS.search(plain):

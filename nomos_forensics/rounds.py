@@ -1,6 +1,7 @@
-"""How the last tool round of a conversation ends: a finishing call (complete_task or a submit
-step) or a hand-off to a person, and whether its stored result is an error. Read by
-nomos_forensics.ending; tool names are data (lexicons/endings.toml)."""
+"""How tool rounds read: a finishing call (complete_task or a submit step) or a hand-off to a
+person at the end of a conversation, whether a stored result is an error, and whether a tool's
+failure is a failed action. Read by nomos_forensics.ending and the record rules (through
+rulekit); tool names are data (lexicons/endings.toml)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,23 @@ COMPLETION_TOOLS = ("complete_task",)
 _PATTERNS = lexicon.load("nomos_forensics.text", "endings")["patterns"]
 HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_PATTERNS, 'handoff_tools')})", re.IGNORECASE)
 SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_PATTERNS, 'submit_tools')})", re.IGNORECASE)
+SHELL_TOOLS = re.compile(lexicon.pattern(_PATTERNS, "shell_tools"), re.IGNORECASE)
+ASKING_TOOLS = re.compile(lexicon.pattern(_PATTERNS, "asking_tools"), re.IGNORECASE)
+
+
+def results_of(message: "Message") -> list[tuple[str, bool]]:
+    """(tool name, failed) of each tool result a message holds: a `tool` row's own, or those an
+    assistant message carries (legacy `tool_results`); the row's error flag says failed."""
+    if message.role == "tool":
+        return [(message.tool_name or "tool", message.is_error)]
+    return [(r.name or "tool", r.is_error) for r in message.tool_results]
+
+
+def failed_action(name: str) -> bool:
+    """A failure of this tool is a failed action: not a coding client's general shell (a non-zero
+    exit is as often a probe or a `grep` that found nothing), nor a tool that asks the user (its
+    "error" is the user declining)."""
+    return not (SHELL_TOOLS.fullmatch(name) or ASKING_TOOLS.fullmatch(name))
 
 
 def is_finishing(call) -> bool:

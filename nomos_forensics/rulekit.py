@@ -37,13 +37,11 @@ from dataclasses import dataclass
 from .ending import (
     ADMITS,
     ANSWERED,
-    ASKING_TOOLS,
     BLANK,
     COMPLETED,
     EMPTY,
     ERROR,
     HANDED_OFF,
-    SHELL_TOOLS,
     SUCCESS_CLAIM,
     TOOL_CALL,
     TOOL_RESULT,
@@ -53,6 +51,7 @@ from .ending import (
 from .hookspecs import hookimpl
 from .model import Message, Session, SessionInfo, ToolCall, ToolResult, Turn, excerpt, parse_timestamp
 from .render import human_bytes
+from .rounds import ASKING_TOOLS, SHELL_TOOLS, failed_action, results_of
 from .rule import Evidence, Finding, Need, Option, Rule, RuleContext, Severity
 from .text import claims, frustration, language, lexicon
 from .text.claims import acting_claim
@@ -70,21 +69,6 @@ __all__ = [
     "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "CLAIMED", "Declined", "Refusal", "declined", "acting_claim", "cued", "refusals", "replies", "sentences",
     "statements",
 ]
-
-
-def results_of(message: Message) -> list[tuple[str, bool]]:
-    """(tool name, failed) of each tool result a message holds: a `tool` row's own, or those an
-    assistant message carries (legacy `tool_results`); the row's error flag says failed."""
-    if message.role == "tool":
-        return [(message.tool_name or "tool", message.is_error)]
-    return [(r.name or "tool", r.is_error) for r in message.tool_results]
-
-
-def failed_action(name: str) -> bool:
-    """A failure of this tool is a failed action: not a coding client's general shell (a non-zero
-    exit is as often a probe or a `grep` that found nothing), nor a tool that asks the user (its
-    "error" is the user declining)."""
-    return not (SHELL_TOOLS.fullmatch(name) or ASKING_TOOLS.fullmatch(name))
 
 
 def replies(session: Session) -> Iterator[Message]:
