@@ -46,7 +46,7 @@ class Outcome:
     FAILED = "failed"
     PARTIAL = "partial"
     HANDED_OFF = "handed-off"  # the agent handed the conversation to a person or another agent
-    ABANDONED = "abandoned"  # the user quit, or cut the agent off, before the task was done
+    ABANDONED = "abandoned"  # the user gave the task up ("forget it", "never mind"); a ^C cut-off stays partial/failed
     UNKNOWN = "unknown"
 
     ALL = (ACHIEVED, FAILED, PARTIAL, HANDED_OFF, ABANDONED, UNKNOWN)
