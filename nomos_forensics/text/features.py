@@ -31,6 +31,8 @@ def window(prose: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """Lower-case words; a run of an unspaced script becomes its character pairs."""
+    if not _UNSPACED.search(text):  # nearly every text: its words as they are
+        return _WORD.findall(text.lower())
     out: list[str] = []
     for word in _WORD.findall(text.lower()):
         if _UNSPACED.search(word):

@@ -90,6 +90,8 @@ def own_words(text: str) -> str:
 @functools.lru_cache(maxsize=256)  # a message is compared with the next six: read it once
 def _units(text: str) -> frozenset[str]:
     """Words, and the characters of scripts written without spaces: what two requests share."""
+    if not _UNSPACED.search(text):  # nearly every message: words only
+        return frozenset(_WORD.findall(text))
     out = set()
     for word in _WORD.findall(text):
         if _UNSPACED.search(word):
