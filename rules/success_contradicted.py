@@ -1,0 +1,137 @@
+"""success-contradicted: the agent says it did something no tool call of the session did."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+from nomos_forensics.rulekit import (
+    SHELL_TOOLS,
+    Evidence,
+    Finding,
+    Message,
+    Option,
+    Rule,
+    Severity,
+    canonical,
+    hookimpl,
+    lexicon,
+    normalise,
+    prose,
+    quote_from,
+    sentences,
+)
+
+VERBS: dict[str, re.Pattern[str]] = {
+    verb: re.compile(pattern) for verb, pattern in lexicon.load("nomos_forensics_rules", "success_contradicted")["patterns"].items()
+}
+# a claim about a point before it ("once I've booked it", "if it has been cancelled") claims nothing yet
+_PENDING = re.compile(r"\b(?:once|when|after|if|until|before|unless|whether)\b(?:\W+\w+){0,4}\W*$")
+HEAD = 4000  # characters of a long reply read
+
+
+class SuccessContradicted(Rule):
+    """The agent says it did something (booked, cancelled, sent, paid, deleted, restarted, ...)
+    that no tool call of the session did.
+
+    Detects: an assistant reply in text that calls no tool, in a session where the agent does
+    call tools, with a first-person or passive claim of a done action ("I've booked your
+    flight", "I have sent the email", "your order has been cancelled", "I restarted nginx"),
+    when no tool call of the session up to that reply has a name that fits the verb (the
+    data-file map rules/lexicons/success_contradicted.toml: "booked" needs a call whose name
+    holds `book` or `reserv`, "sent" one with `send`, `email`, `message`, ...). Blocker: the
+    user is told something happened that the record shows did not. One finding per session,
+    quoting each claim.
+    Not flagged: a claim backed by any earlier call of a fitting tool, in this turn or an
+    earlier one (a failed one is tool-error-ignored's); a question, a negation ("I haven't
+    sent it yet"), a claim about a point before it ("once I've booked it"); any claim once the
+    agent has called a coding client's general shell (`bash`: it could have done it); a claim
+    after the platform spoke in that turn (an approval denied, a plan cancelled: the platform
+    acts without the agent's calls, "I've cancelled the plan"); verbs that also
+    describe text the reply itself writes ("I've created a summary", "I've updated the plan
+    below": add them with the `claims` option if your agent's tools do those); sessions where
+    the agent calls no tool at all (aider and chat clients apply edits themselves); code and
+    quoted text.
+    Root cause: the model reports an action it only planned or imagined, or a tool it believes
+    it called.
+    Fix: make the agent confirm each action from its tool result before reporting it (SOUL.md:
+    "report only what a tool result shows"); add the exchange to the agent's evaluation set.
+    """
+
+    code = "NF013"
+    name = "success-contradicted"
+    severity = Severity.BLOCKER
+    config = {
+        "claims": Option([], "more claimed verbs and the tool-name stems that back them, as 'verb=stem|stem' "
+                             "(e.g. 'refunded=refund|credit')", kind=list),
+    }
+
+    def check(self, session, ctx) -> Iterator[Finding]:
+        if not any(m.tool_calls for m in session.messages):
+            return
+        verbs = dict(VERBS)
+        for entry in self.options["claims"]:
+            verb, _, stems = str(entry).partition("=")
+            if verb.strip() and stems.strip():
+                verbs[verb.strip().lower()] = re.compile(re.escape(stems.strip().lower()).replace("\\|", "|"))
+        claim = _claim_pattern(tuple(sorted(verbs)))
+        called: list[str] = []
+        shell = False  # a general shell was called: it could have done any of these
+        hits: list[tuple[Message, str, str]] = []
+        platform = False  # the platform (a system message) spoke since the user's last message
+        for message in session.messages:
+            if message.role == "user":
+                platform = False
+            elif message.role == "system":
+                platform = True
+            called += [(c.name or "").lower() for c in message.tool_calls]
+            shell = shell or any(c.name and SHELL_TOOLS.fullmatch(c.name) for c in message.tool_calls)
+            if message.role != "assistant" or message.tool_calls or not message.has_text or shell or platform:
+                continue
+            text = prose(message.text[:HEAD])
+            plain = canonical(normalise(text))
+            if not claim.search(plain):
+                continue
+            for sentence in sentences(text):
+                if sentence.rstrip().endswith(("?", "\uff1f")):
+                    continue
+                said = canonical(normalise(sentence))
+                for found in claim.finditer(said):
+                    verb = found.group("verb")
+                    if _PENDING.search(said[:found.start()]):
+                        continue
+                    if not any(map(verbs[verb].search, called)):
+                        hits.append((message, verb, sentence))
+                        break
+                else:
+                    continue
+                break
+        if not hits:
+            return
+        turns = ", ".join(str(t) for t in sorted({m.turn for m, _, _ in hits})[:6])
+        first = hits[0]
+        yield self.finding(
+            f"the agent says it {first[1]} something no tool call did ({len(hits)} repl"
+            f"{'ies' if len(hits) != 1 else 'y'}, turn {turns})",
+            [Evidence(m.id, m.turn, f"claims '{verb}', no fitting call: {quote_from(m.text, sentence)}")
+             for m, verb, sentence in hits],
+            blocker=f"claims it {first[1]} something no tool call did",
+            data={"messages": [{"message_id": m.id, "verb": verb} for m, verb, _ in hits]},
+        )
+
+
+@functools.lru_cache(maxsize=8)
+def _claim_pattern(verbs: tuple[str, ...]) -> re.Pattern[str]:
+    """First-person ("I've booked", "I have just sent", "I restarted", "we've cancelled") and
+    passive ("has been booked", "have been sent", "is now booked") claims of the `verbs`."""
+    verb = "(?P<verb>" + "|".join(map(re.escape, verbs)) + ")"
+    return re.compile(
+        r"\b(?:(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|now\s+|successfully\s+|also\s+|already\s+)*"
+        r"|(?:has|have)\s+(?:now\s+|just\s+|already\s+)?been\s+(?:successfully\s+)?"
+        rf"|(?:is|are)\s+now\s+){verb}\b")
+
+
+@hookimpl
+def nomos_forensics_rules():
+    return [SuccessContradicted]
