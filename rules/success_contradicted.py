@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from nomos_forensics.rulekit import (
     SHELL_TOOLS,
+    AnySubstring,
     Evidence,
     Finding,
     Message,
@@ -76,6 +77,7 @@ class SuccessContradicted(Rule):
             if verb.strip() and stems.strip():
                 verbs[verb.strip().lower()] = re.compile(re.escape(stems.strip().lower()).replace("\\|", "|"))
         claim = _claim_pattern(tuple(sorted(verbs)))
+        gate = _gate(tuple(sorted(verbs)))
         called: list[str] = []
         shell = False  # a general shell was called: it could have done any of these
         hits: list[tuple[Message, str, str]] = []
@@ -89,6 +91,8 @@ class SuccessContradicted(Rule):
             shell = shell or any(c.name and SHELL_TOOLS.fullmatch(c.name) for c in message.tool_calls)
             if message.role != "assistant" or message.tool_calls or not message.has_text or shell or platform:
                 continue
+            if not gate.search(message.text[:HEAD].lower()):
+                continue  # no claimed verb anywhere: most replies
             text = prose(message.text[:HEAD])
             plain = canonical(normalise(text))
             if not claim.search(plain):
@@ -119,6 +123,12 @@ class SuccessContradicted(Rule):
             blocker=f"claims it {first[1]} something no tool call did",
             data={"messages": [{"message_id": m.id, "verb": verb} for m, verb, _ in hits]},
         )
+
+
+@functools.lru_cache(maxsize=8)
+def _gate(verbs: tuple[str, ...]) -> AnySubstring:
+    """Every claim holds one of the verbs as written (lower case): one pass rules most replies out."""
+    return AnySubstring(verbs)
 
 
 @functools.lru_cache(maxsize=8)
