@@ -491,3 +491,59 @@ def test_odd_sessions_in_the_database_get_an_outcome_that_cites_a_message(capsys
                 "out of order": Outcome.FAILED, "infinite times": Outcome.ACHIEVED,
                 "100,000 messages": Outcome.ACHIEVED}[shape]
     assert card["outcome"] == expected, card["outcome_reason"]
+
+
+@pytest.fixture(scope="module")
+def odd_tool_rows_dsn(make_db) -> tuple[str, dict[str, str]]:
+    """Tool rows as a production database may hold them (issue 33's bad input)."""
+    import uuid
+
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+    dsn = make_db()
+    call = lambda n, name="book_flight": ("assistant", {"text": "", "tool_calls": [{"id": f"c{n}", "name": name}]})  # noqa: E731
+    failed = lambda n, name="book_flight": ("tool", {"tool_call_id": f"c{n}", "name": name, "output": "Error: closed",  # noqa: E731
+                                                     "is_error": True})
+    shapes = {
+        "no call id": [("user", {"text": "book it"}), call(1), ("tool", {"name": "book_flight", "output": "x", "is_error": True}),
+                       ("assistant", {"text": "Your flight has been booked."})],
+        "result before its call": [("user", {"text": "book it"}), failed(1), call(1), ("assistant", {"text": "I've booked it."})],
+        "result for an unknown call": [("user", {"text": "book it"}), failed(99, "ghost_tool"),
+                                       ("assistant", {"text": "Done, I've booked it."})],
+        "10 MB tool output": [("user", {"text": "book it"}), call(1),
+                              ("tool", {"tool_call_id": "c1", "name": "book_flight", "output": "E" * 10_000_000, "is_error": True}),
+                              ("assistant", {"text": "Your flight has been booked."})],
+        "10,000 failed calls in one turn": [("user", {"text": "book it"})]
+        + [row for n in range(10_000) for row in (call(n), failed(n))] + [("assistant", {"text": "I've booked it."})],
+    }
+    ids = {}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for name, rows in shapes.items():
+            sid = ids[name] = str(uuid.uuid4())
+            conn.execute("INSERT INTO sessions (id, title, status, created_at) VALUES (%s, %s, 'idle', now())", (sid, name))
+            with conn.cursor().copy("COPY messages (session_id, role, content, created_at) FROM STDIN") as copy:
+                for role, content in rows:  # one timestamp: read in insertion (id) order
+                    copy.write_row((sid, role, Jsonb(content), "2026-01-01 00:00:00+00"))
+    return dsn, ids
+
+
+@pytest.mark.parametrize("shape", ["no call id", "result before its call", "result for an unknown call", "10 MB tool output",
+                                   "10,000 failed calls in one turn"])
+def test_odd_tool_rows_give_the_record_rules_an_answer_never_a_traceback(capsys, odd_tool_rows_dsn, shape):
+    import json
+
+    from .helpers import invoke
+
+    dsn, ids = odd_tool_rows_dsn
+    r = invoke(capsys, "review", ids[shape], "--dsn", dsn, "--format", "json")
+    assert r.code in (0, 1) and "Traceback" not in r.err, r.err
+    card = json.loads(r.out)
+    assert card["errors"] == [] and card["outcome_message"] is not None
+    rules = {f["rule"] for f in card["findings"]}
+    if shape != "result before its call":  # there the claim comes after a call whose result came first
+        assert "tool-error-ignored" in rules, rules
+    if shape == "10,000 failed calls in one turn":
+        loop = next(f for f in card["findings"] if f["rule"] == "failing-loop")
+        assert loop["data"]["failures"] == 10_000 and len(loop["evidence"]) == 4  # bounded: the first three and the last
+    assert len(r.out) < 1_000_000
