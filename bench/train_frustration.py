@@ -52,7 +52,7 @@ def user_examples(split: str = "tune") -> list[dict]:
                                           for m in messages]}
         session = session_from_case(case)
         index = {id(m): n for n, m in enumerate(session.messages)}
-        for message, context, _reason in user_frustration.user_contexts(session):
+        for message, _text, context, _reason in user_frustration.user_contexts(session):
             item = positions.get(index[id(message)])
             if item is None:
                 continue

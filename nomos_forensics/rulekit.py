@@ -18,6 +18,10 @@ do. What is here is a stable API; the modules behind it are not.
   `cued` (whether `refusals` read a reply past its gate: it holds a word declines are made of),
   `holds_cue` (the same test for any text), `cue_tables` (which refusal cue tables a sentence holds: inability, lacking, policy_harm, …)
   and `bounded` (the head and tail of a long message: all that a text rule should read).
+- Reading the record and the user: `results_of` (each tool result a message holds, with whether
+  it failed), `failed_action` (a failure of that tool is a failed action: not a coding shell's
+  probe, not the user declining a question tool), `SUCCESS_CLAIM` and `ADMITS` (the patterns the
+  Outcome reads a final answer with), `frustration` (text.frustration's model of a user message).
 - Fast matching: `AnyPattern`, `AnySubstring`, `WordGates`, `letter_first`, `any_token` (exact word prefilters),
   `literal_first` (the same pattern, rewritten so the regex engine skips to where a match can start).
 - Data and language: `lexicon` (word lists and patterns kept in TOML files), `language`

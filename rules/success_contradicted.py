@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 
@@ -68,16 +67,25 @@ class SuccessContradicted(Rule):
                              "(e.g. 'refunded=refund|credit')", kind=list),
     }
 
+    def _claims(self) -> tuple[dict[str, re.Pattern[str]], AnySubstring, re.Pattern[str]]:
+        """The claimed verbs with the name patterns that back them (the data file's and the
+        `claims` option's), a gate every claim passes (a verb as written, lower case: one pass
+        rules most replies out) and the claim pattern: built once per rule, not per session."""
+        table = self.__dict__.get("_claims_table")
+        if table is None:
+            verbs = dict(VERBS)
+            for entry in self.options["claims"]:
+                verb, _, stems = str(entry).partition("=")
+                if verb.strip() and stems.strip():
+                    verbs[verb.strip().lower()] = re.compile(re.escape(stems.strip().lower()).replace("\\|", "|"))
+            names = tuple(sorted(verbs))
+            table = self.__dict__["_claims_table"] = (verbs, AnySubstring(names), _claim_pattern(names))
+        return table
+
     def check(self, session, ctx) -> Iterator[Finding]:
         if not any(m.tool_calls for m in session.messages):
             return
-        verbs = dict(VERBS)
-        for entry in self.options["claims"]:
-            verb, _, stems = str(entry).partition("=")
-            if verb.strip() and stems.strip():
-                verbs[verb.strip().lower()] = re.compile(re.escape(stems.strip().lower()).replace("\\|", "|"))
-        claim = _claim_pattern(tuple(sorted(verbs)))
-        gate = _gate(tuple(sorted(verbs)))
+        verbs, gate, claim = self._claims()
         called: list[str] = []
         shell = False  # a general shell was called: it could have done any of these
         hits: list[tuple[Message, str, str]] = []
@@ -125,13 +133,6 @@ class SuccessContradicted(Rule):
         )
 
 
-@functools.lru_cache(maxsize=8)
-def _gate(verbs: tuple[str, ...]) -> AnySubstring:
-    """Every claim holds one of the verbs as written (lower case): one pass rules most replies out."""
-    return AnySubstring(verbs)
-
-
-@functools.lru_cache(maxsize=8)
 def _claim_pattern(verbs: tuple[str, ...]) -> re.Pattern[str]:
     """First-person ("I've booked", "I have just sent", "I restarted", "we've cancelled") and
     passive ("has been booked", "have been sent", "is now booked") claims of the `verbs`."""

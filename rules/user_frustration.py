@@ -256,10 +256,10 @@ class UserFrustration(Rule):
     def check(self, session: Session, ctx) -> Iterator[Finding]:
         hits: list[tuple[Message, str]] = []
         decided = []
-        for message, context, reason in user_contexts(session):
+        for message, text, context, reason in user_contexts(session):
             # the phrase signal stands (tuned on coding agents' sessions); the model adds what
             # it misses, and gives every message found its kind and grade
-            if reason is None and _not_for_the_model(normalise(message.text)):
+            if reason is None and _not_for_the_model(text):
                 continue
             found = frustration.decide(message.text, context, always=reason is not None)
             if found is None:
@@ -307,10 +307,10 @@ def _signal(reason: str | None) -> str | None:
     return "other"
 
 
-def user_contexts(session: Session) -> Iterator[tuple[Message, frustration.Context, str | None]]:
-    """Each user message after the agent's first reply, with what surrounds it (the user's earlier
-    messages, the agent's last text and how its turn ended) and the phrase signal of this rule
-    (a reason, or None)."""
+def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.Context, str | None]]:
+    """Each user message after the agent's first reply, with its text as the phrases read it
+    (`normalise`), what surrounds it (the user's earlier messages, the agent's last text and how
+    its turn ended) and the phrase signal of this rule (a reason, or None)."""
     seen_assistant = False
     assistant_text: str | None = None  # the assistant's last text since the previous user message
     assistant_message: Message | None = None
@@ -372,7 +372,7 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, frustration.Conte
                 earlier=tuple(earlier), reply=assistant_text, reply_error=ended_on_card or not answered,
                 reply_asked=bool(reply and reply.asked), reply_declined=id(assistant_message) in declined,
                 signal=_signal(reason))
-            yield message, context, reason
+            yield message, text, context, reason
         if text:
             earlier.append(text)
         if is_request:
