@@ -60,6 +60,7 @@ class Verdict(NamedTuple):
     outcome: str
     reason: str
     message: int | None
+    kind: str = ""  # which step of the decision applied (ENDING_KINDS): what unexplained failures group by
 
 
 @dataclass
@@ -126,7 +127,11 @@ class Card:
     skipped: list[dict[str, str]] = field(default_factory=list)  # rules not run, with the reason
     outcome_reason: str = ""  # the one line that says why the outcome is what it is
     outcome_message: int | None = None  # the id of the message the outcome rests on
+    outcome_kind: str = ""  # which step of the outcome decision applied (Verdict.kind)
     notes: list[str] = field(default_factory=list)  # rows read only in part (e.g. unreadable JSON)
+    # a failure no finding explains: its unexplained.Reading (group and example); a LEFT_OUT
+    # reason when it is one but is not grouped; None otherwise (docs/unexplained.md)
+    unexplained: Any = None
 
     @property
     def severity(self) -> Severity:
@@ -181,6 +186,7 @@ class Card:
             "errors": [e.to_json() for e in self.errors],
             "skipped_rules": self.skipped,
             "notes": self.notes,
+            "unexplained": self.unexplained.to_json() if hasattr(self.unexplained, "to_json") else None,
         }
 
 
@@ -319,18 +325,18 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
     the message it rests on), and that message's id."""
     messages = session.messages
     if not any(m.role == "user" for m in messages):
-        return Verdict(Outcome.UNKNOWN, "no user message", messages[-1].id if messages else None)
+        return Verdict(Outcome.UNKNOWN, "no user message", messages[-1].id if messages else None, kind="no-user-message")
     ending = session.ending
     last = ending.last
     if ending.in_flight(grace):
         return Verdict(Outcome.UNKNOWN, f"still running: status active and the last message (turn {last.turn}) is recent",
-                       last.id)
+                       last.id, kind="still-running")
     if ending.status == "failed":
         return Verdict(Outcome.FAILED, f"status failed; ends on {ending.describe()} in turn {last.turn}{_said(last)}",
-                       last.id)
+                       last.id, kind="status-failed")
     if not any(m.role == "assistant" for m in messages):
         request = next(m for m in reversed(messages) if m.role == "user")
-        return Verdict(Outcome.FAILED, f"the request (turn {request.turn}) never got a reply{_said(request)}", request.id)
+        return Verdict(Outcome.FAILED, f"the request (turn {request.turn}) never got a reply{_said(request)}", request.id, kind="no-reply")
     records = [f for f in findings if f.from_records and f.severity >= Severity.FRICTION]
     stopped = None
     if records:
@@ -340,83 +346,85 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
     if stopped is not None:
         finding, evidence = stopped
         return Verdict(Outcome.FAILED, f"{finding.rule} in the last turn ({last.turn}), no work after it",
-                       evidence.message_id if evidence.message_id is not None else last.id)
+                       evidence.message_id if evidence.message_id is not None else last.id, kind="record-blocker")
     quit_ = ending.quit
     if quit_ is not None:
-        return Verdict(Outcome.ABANDONED, f"the user gave up in turn {quit_.turn}{_said(quit_)}", quit_.id)
+        return Verdict(Outcome.ABANDONED, f"the user gave up in turn {quit_.turn}{_said(quit_)}", quit_.id, kind="user-quit")
     if ending.kind in (ERROR, BLANK, USER, CUT):
         if ending.earlier:
             return Verdict(Outcome.PARTIAL, f"earlier turns were answered, but the last one ends on {ending.describe()} "
-                           f"(turn {last.turn}){_said(last)}", last.id)
+                           f"(turn {last.turn}){_said(last)}", last.id, kind=f"ends-{ending.kind}")
         return Verdict(Outcome.FAILED, f"ends on {ending.describe()} in turn {last.turn}, and no turn was answered"
-                       f"{_said(last)}", last.id)
+                       f"{_said(last)}", last.id, kind=f"ends-{ending.kind}")
     if not ending.finished:
-        return Verdict(Outcome.PARTIAL, f"cut off: ends on {ending.describe()} in turn {last.turn}{_said(last)}", last.id)
+        return Verdict(Outcome.PARTIAL, f"cut off: ends on {ending.describe()} in turn {last.turn}{_said(last)}", last.id,
+                       kind=f"ends-{ending.kind}")
     if ending.status == "cancelled" and not ending.completed and ending.kind != COMPLETED:
-        return Verdict(Outcome.PARTIAL, "cancelled before the task was completed", last.id)
+        return Verdict(Outcome.PARTIAL, "cancelled before the task was completed", last.id, kind="cancelled")
     failed = ending.client_failed
     if failed is not None:
         why = f"the client reports the last reply's change was not applied ({_quote(failed.text)})"
-        return Verdict(Outcome.PARTIAL, f"{why}, after earlier answers", failed.id) if ending.earlier else (
-            Verdict(Outcome.FAILED, why, failed.id))
+        return Verdict(Outcome.PARTIAL, f"{why}, after earlier answers", failed.id, kind="change-not-applied") if ending.earlier else (
+            Verdict(Outcome.FAILED, why, failed.id, kind="change-not-applied"))
     undone = ending.client_undone  # read first: it is cheap, and the last turn's work is read only after one
     request = ending.request if undone is not None and ending.worked else None
     if undone is not None and request is not None and not (request.text or "").rstrip().endswith(("?", "\uff1f")):
-        return Verdict(Outcome.FAILED, f"the user undid the last turn's change ({_quote(undone.text)})", undone.id)
+        return Verdict(Outcome.FAILED, f"the user undid the last turn's change ({_quote(undone.text)})", undone.id, kind="change-undone")
     if ending.kind == HANDED_OFF:
         return Verdict(Outcome.HANDED_OFF, f"handed off to a person ({last.tool_name or 'hand-off'} succeeded) in turn "
-                       f"{last.turn}", last.id)
+                       f"{last.turn}", last.id, kind="handed-off")
     handoff = ending.handoff_said if ending.kind == ANSWERED else None
     if handoff is not None:
         return Verdict(Outcome.HANDED_OFF, f"the agent hands the conversation over in turn {handoff[0].turn}: "
-                       f"{_quote(handoff[1])}", handoff[0].id)
+                       f"{_quote(handoff[1])}", handoff[0].id, kind="handed-off-said")
     left = ending.says(NOTHING_LEFT)
     unable = None if left else ending.says_unable()
     if unable is not None:
         message, sentence = unable
         if ending.worked_after(message) or (ending.kind == COMPLETED and ending.worked):
-            return Verdict(Outcome.PARTIAL, f"turn {message.turn} did work, but says: {_quote(sentence)}", message.id)
+            return Verdict(Outcome.PARTIAL, f"turn {message.turn} did work, but says: {_quote(sentence)}", message.id,
+                           kind="says-unable-after-work")
         return Verdict(Outcome.FAILED, f"the final words, in turn {message.turn}, say it could not: {_quote(sentence)}",
-                       message.id)
+                       message.id, kind="says-unable")
     waiting = None if left else ending.says(WAITING)
     if waiting is not None and not ending.worked:
         return Verdict(Outcome.FAILED, f"ends waiting for the user, nothing done in turn {waiting[0].turn}: "
-                       f"{_quote(waiting[1])}", waiting[0].id)
+                       f"{_quote(waiting[1])}", waiting[0].id, kind="waiting-for-user")
     caveat = ending.says(CAVEAT)
     if caveat is not None:
         return Verdict(Outcome.PARTIAL, f"the final words, in turn {caveat[0].turn}, admit: {_quote(caveat[1])}",
-                       caveat[0].id)
+                       caveat[0].id, kind="caveat")
     if len(ending.doubts) >= REPEATED_DOUBTS:
         message, sentence = ending.doubts[-1]
         return Verdict(Outcome.PARTIAL, f"turn {message.turn} admits {len(ending.doubts)} times the result is not "
-                       f"verified or not fixed, last: {_quote(sentence)}", message.id)
+                       f"verified or not fixed, last: {_quote(sentence)}", message.id, kind="doubts")
     if records:
         cited = next((e.message_id for f in records for e in f.evidence if e.message_id is not None), last.id)
-        return Verdict(Outcome.PARTIAL, f"finished, with {', '.join(sorted({f.rule for f in records}))}", cited)
+        return Verdict(Outcome.PARTIAL, f"finished, with {', '.join(sorted({f.rule for f in records}))}", cited, kind="record-finding")
     if left is not None and not ending.worked:
         return Verdict(Outcome.ACHIEVED, f"the final words, in turn {left[0].turn}, say nothing is left to do: "
-                       f"{_quote(left[1])}", left[0].id)
+                       f"{_quote(left[1])}", left[0].id, kind="nothing-left")
     if ending.completion is not None:
-        return Verdict(Outcome.ACHIEVED, f"complete_task succeeded in turn {ending.completion.turn}", ending.completion.id)
+        return Verdict(Outcome.ACHIEVED, f"complete_task succeeded in turn {ending.completion.turn}", ending.completion.id, kind="completed")
     if ending.kind == COMPLETED:
-        return Verdict(Outcome.ACHIEVED, f"submitted in turn {last.turn}", last.id)
+        return Verdict(Outcome.ACHIEVED, f"submitted in turn {last.turn}", last.id, kind="submitted")
     if ending.completed:
-        return Verdict(Outcome.ACHIEVED, "status completed", last.id)
+        return Verdict(Outcome.ACHIEVED, "status completed", last.id, kind="status-completed")
     answer = ending.conversation[-2] if ending.closing is not None else last
     text = (answer.text or "").strip()
     asks = text.endswith(("?", "\uff1f")) and len(text) < 300 and not OFFER.search(text[-120:])
     if ending.answer is not None and asks and not any(m.tool_calls for m in _last_turn(session, last.turn)):
         return Verdict(Outcome.UNKNOWN, f"the last reply, in turn {last.turn}, asks the user a question{_said(last)}",
-                       last.id)
+                       last.id, kind="asks-question")
     contradicted = ending.contradicted
     if contradicted is not None:
         said, claim, result = contradicted
         return Verdict(Outcome.PARTIAL, f"the final answer, in turn {said.turn}, says {_quote(claim, 60)}, but the last "
-                       f"tool result before it ({result.tool_name or 'tool'}, message {result.id}) is an error", said.id)
+                       f"tool result before it ({result.tool_name or 'tool'}, message {result.id}) is an error", said.id, kind="claim-contradicted")
     if ending.closing is not None:
         return Verdict(Outcome.ACHIEVED, f"answered in turn {answer.turn}; the user closed with thanks"
-                       f"{_said(ending.closing)}", ending.closing.id)
-    return Verdict(Outcome.ACHIEVED, f"answered in turn {last.turn}{_said(last)}", last.id)
+                       f"{_said(ending.closing)}", ending.closing.id, kind="closed-with-thanks")
+    return Verdict(Outcome.ACHIEVED, f"answered in turn {last.turn}{_said(last)}", last.id, kind="answered")
 
 
 def _said(message, width: int = 60) -> str:

@@ -10,7 +10,8 @@ from typing import Any
 
 from . import stats
 from .facts import SessionFacts
-from .trends import ERRORED, MESSAGES, SESSIONS, Series
+from .trends import ERRORED, GROUP, MESSAGES, SESSIONS, Series
+from .unexplained import Signature
 
 SCHEMA_VERSION = 1
 BEFORE, AFTER = "before", "after"
@@ -19,6 +20,9 @@ IMPROVED, REGRESSED, NO_CHANGE, TOO_FEW = "improved", "regressed", "no significa
 ENOUGH, FEW, NONE = "ok", "too few", "no sessions"
 VERDICTS = (IMPROVED, REGRESSED, NO_CHANGE, TOO_FEW)
 DEFAULT_MIN_SESSIONS = 30
+GROUPS_COMPARED = 20  # unexplained-failure groups tested, the largest over both periods
+MIN_GROUP_SESSIONS = 5  # ... each with at least this many sessions in the two periods together
+GREW, SHRANK = "grew", "shrank"
 FDR = 0.05  # Benjamini–Hochberg false-discovery rate across the signatures compared
 
 
@@ -154,9 +158,30 @@ def compare(series: Series, *, min_sessions: int = DEFAULT_MIN_SESSIONS, fdr: fl
         ],
         "signatures": rows,
     }
+    data["unexplained_groups"] = _groups(series, models, cell, n1, n2, too_few, min_sessions, fdr)
     data["regressions"] = [row["rule"] for row in rows if row["verdict"] == REGRESSED]
     data["improvements"] = [row["rule"] for row in rows if row["verdict"] == IMPROVED]
     return Comparison(data)
+
+
+def _groups(series: Series, models: list[str], cell: dict, n1: int, n2: int, too_few: bool, min_sessions: int,
+            fdr: float) -> list[dict[str, Any]]:
+    """The largest unexplained-failure groups, each tested as a signature is (its own
+    Benjamini–Hochberg family): `grew` or `shrank` when its share of the sessions changed."""
+    totals = {key: sum(c[key] for c in cell.values() if c is not None) for key in series.reported_groups}
+    chosen = sorted((k for k, n in totals.items() if n >= MIN_GROUP_SESSIONS), key=lambda k: (-totals[k], k))
+    rows = [_signature(key, models, cell, n1, n2) for key in chosen[:GROUPS_COMPARED]]
+    if rows and not too_few:
+        for row, q in zip(rows, stats.benjamini_hochberg([row["_p"] for row in rows])):
+            row["q_value"] = _r(q, 8)
+    out = []
+    for row in rows:
+        verdict, reason = _verdict(row, too_few, n1, n2, min_sessions, fdr)
+        signature = Signature.from_key(row.pop("rule")[len(GROUP):])
+        del row["_p"], row["_direction"]
+        out.append({"group": signature.id, "description": signature.describe(),
+                    "verdict": {REGRESSED: GREW, IMPROVED: SHRANK}.get(verdict, verdict), "reason": reason, **row})
+    return out
 
 
 def period_status(sessions: int, min_sessions: int) -> str:

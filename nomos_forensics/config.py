@@ -7,6 +7,7 @@ take the keys at the top level, or that same `[tool.nomos-forensics]` table.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from .errors import ConfigError
 LOCAL_FILE = "nomos-forensics.toml"
 PYPROJECT = "pyproject.toml"
 TOOL_KEY = "nomos-forensics"
-TOP_LEVEL_KEYS = {"select", "ignore", "fail-on", "grace-minutes", "rules", "bounds", "fixes"}
+TOP_LEVEL_KEYS = {"select", "ignore", "fail-on", "grace-minutes", "rules", "bounds", "fixes", "unexplained"}
 DEFAULT_GRACE_MINUTES = 10.0
 MAX_FIX_CHARS = 2000  # an operator's fix text, as long as a rule's may be (bounds.fix_chars)
 
@@ -34,6 +35,9 @@ class Config:
     source: str | None = None
     bounds: Bounds = DEFAULT_BOUNDS  # what one card may hold
     fixes: dict[str, str] = field(default_factory=dict)  # rule name or code -> the operator's own fix text
+    # `[unexplained]`: group id -> the operator's name for it; the ids of groups known and muted
+    group_names: dict[str, str] = field(default_factory=dict)
+    muted_groups: frozenset[str] = frozenset()
 
     def fix_for(self, name: str, code: str) -> str | None:
         """The operator's fix text for this rule (`[fixes]`), or None: the rule's own."""
@@ -94,7 +98,28 @@ def parse(table: dict[str, Any], source: str) -> Config:
         rules={str(k): dict(v) for k, v in rules.items()},
         source=source,
         fixes=_fixes(table.get("fixes", {}), source),
+        **_unexplained(table.get("unexplained", {}), source),
     )
+
+
+_GROUP_ID = re.compile(r"^[0-9a-f]{8}$")
+
+
+def _unexplained(table: Any, source: str) -> dict[str, Any]:
+    """`[unexplained]`: `mute` = the ids of known groups to count but not list; `[unexplained.names]`:
+    group id = a name shown with the group (docs/unexplained.md)."""
+    if not isinstance(table, dict) or set(table) - {"mute", "names"}:
+        raise ConfigError(f"{source}: `unexplained` must be a table with `mute` (a list of group ids) and "
+                          "`names` (a table of group id = name)")
+    mute, names = table.get("mute", []), table.get("names", {})
+    if not isinstance(mute, list) or not all(isinstance(m, str) and _GROUP_ID.match(m.strip().lower()) for m in mute):
+        raise ConfigError(f"{source}: `unexplained.mute` must be a list of group ids (8 hex digits, as scan prints them)")
+    if not isinstance(names, dict) or not all(
+            _GROUP_ID.match(str(k).lower()) and isinstance(v, str) and 0 < len(v.strip()) <= 80 for k, v in names.items()):
+        raise ConfigError(f"{source}: `unexplained.names` must map group ids (8 hex digits) to names of 1 to 80 "
+                          "characters")
+    return {"muted_groups": frozenset(m.strip().lower() for m in mute),
+            "group_names": {str(k).lower(): " ".join(v.split()) for k, v in names.items()}}
 
 
 def _fixes(table: Any, source: str) -> dict[str, str]:

@@ -112,3 +112,18 @@ def decode_content(raw: Any) -> tuple[Any, str]:
     return value, "scalar"
 
 
+OUTPUT_HEAD = 240  # characters of a tool row's output that a slim row carries (output_head)
+
+def output_head(content: Any) -> str | None:
+    """What the output_head column holds for a tool row's normalised content, computed here
+    (a row built in memory, or one the database shipped whole)."""
+    if not isinstance(content, dict):
+        return None
+    for key in ("output", "content", "text"):
+        if isinstance(content.get(key), str):
+            return content[key][:OUTPUT_HEAD]
+    value = content.get("output")
+    if value is None:
+        return None
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return text[:OUTPUT_HEAD] if len(text) < 16384 else None

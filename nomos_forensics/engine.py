@@ -23,6 +23,7 @@ from .model import MESSAGE_COLUMNS, Session, SessionInfo, build_session, message
 from .plugins import Registry, RuleSpec
 from .rule import Evidence, Finding, Need, Rule, RuleContext, Severity
 from .schema import SchemaReport
+from .unexplained import read as read_failure
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
 PREFIX_RE = re.compile(r"^[0-9a-f]{4,}(-[0-9a-f]*)*$", re.I)
@@ -315,7 +316,7 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
         _own_fixes(findings, ruleset.fixes)
     if findings:
         findings = _bound_card(findings, errors, ruleset.bounds)
-    outcome, why, cited = verdict(session, findings, ruleset.grace)
+    outcome, why, cited, ending_kind = verdict(session, findings, ruleset.grace)
     card = Card(
         session=session,
         stats=Stats.of(session),
@@ -323,6 +324,7 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
         outcome=outcome,
         outcome_reason=why,
         outcome_message=cited,
+        outcome_kind=ending_kind,
         findings=findings,
         errors=errors,
         skipped=list(ruleset.skipped),
@@ -332,6 +334,7 @@ def _review(session: Session, ruleset: RuleSet, *, query, schema, manager) -> Ca
     )
     if manager is not None:
         call_card_hook(manager, card, session)
+    card.unexplained = read_failure(card)
     return card
 
 

@@ -18,6 +18,7 @@ class SessionFacts:
     messages: int
     fired: frozenset[str]  # names of the rules with at least one finding
     errored: bool  # a rule raised on this session
+    group: str | None = None  # an unexplained failure's group (unexplained.Signature.key), else None
 
     @classmethod
     def of(cls, card: Card) -> "SessionFacts":
@@ -28,6 +29,7 @@ class SessionFacts:
             messages=len(card.session.messages),
             fired=frozenset(f.rule for f in card.findings),
             errored=bool(card.errors),
+            group=card.unexplained.signature.key if hasattr(card.unexplained, "signature") else None,
         )
 
     @classmethod
@@ -44,4 +46,12 @@ class SessionFacts:
             messages=int(stats.get("messages") or 0),
             fired=frozenset(f["rule"] for f in card.get("findings") or ()),
             errored=bool(card.get("errors")),
+            group=_group_key(card.get("unexplained")),
         )
+
+
+def _group_key(unexplained) -> str | None:
+    """The Signature.key a card line's `unexplained` object names (None when it names none)."""
+    if not isinstance(unexplained, dict) or not isinstance(unexplained.get("ending"), str):
+        return None
+    return "|".join(str(unexplained.get(name) or "") for name in ("ending", "reply", "tool", "error"))

@@ -16,7 +16,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from .decode import decode_content, json_loads, lenient_json_loads
+from .decode import decode_content, json_loads, lenient_json_loads, output_head
 from .ending import Ending, ending_of
 
 ROLES = ("user", "assistant", "tool", "system")
@@ -58,6 +58,7 @@ class Message:
     content: Any = None  # full normalised content, only when a rule asked for it
     turn: int = 0  # 1-based turn number; 0 for messages before the first user message
     reasoning: bool = False  # assistant: carries a reasoning trace (reasoning / reasoning_content / thinking)
+    output: str | None = None  # role='tool': the first OUTPUT_HEAD characters of its output
 
     @property
     def has_text(self) -> bool:
@@ -425,7 +426,7 @@ def _slim_calls(raw_names: Any, count: int) -> tuple[ToolCall, ...]:
 MESSAGE_COLUMNS = (
     "id", "role", "created_at", "content_shipped", "content", "text", "call_names", "call_count",
     "result_names", "result_count", "tool_name", "is_error", "error", "finish_reason", "disk_bytes",
-    "logical_bytes", "reasoning", "result_errors",
+    "logical_bytes", "reasoning", "result_errors", "output_head",
 )
 
 
@@ -438,13 +439,17 @@ def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Messa
      tool_name, is_error, error, finish_reason, disk_bytes, logical_bytes) = row[:16]
     reasoning = len(row) > 16 and bool(row[16])
     errors = row[17] if len(row) > 17 else None  # JSON text: each legacy result's error flag, when one failed
+    output = row[18] if len(row) > 18 else None
     role = role.strip().lower() if isinstance(role, str) else "unknown"
     if content_shipped:
         fields, shape, normalised = fields_from_content(content)
+        if output is None and role == "tool":
+            output = output_head(normalised)
         return Message(
             int(id_), role, created_at, fields.text, fields.tool_calls, fields.tool_results,
             fields.tool_name, fields.is_error, fields.error, fields.finish_reason, disk_bytes,
             logical_bytes, shape, normalised if keep_content else None, reasoning=fields.reasoning or reasoning,
+            output=output,
         )
     calls = _slim_calls(call_names, call_count) if call_count else _NO_CALLS
     if result_count or result_names:
@@ -463,7 +468,9 @@ def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Messa
         tool_name.strip()[:NAME_CHARS] or None if tool_name else None,
         is_error is not None and is_error.strip().lower() in _TRUE_TEXT,
         error or None, finish_reason, disk_bytes, logical_bytes, "object", None, reasoning=reasoning,
+        output=output,
     )
+
 
 
 def message_from_mapping(row: Mapping[str, Any], *, keep_content: bool = False) -> Message:

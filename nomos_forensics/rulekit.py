@@ -21,7 +21,9 @@ do. What is here is a stable API; the modules behind it are not.
 - Reading the record and the user: `results_of` (each tool result a message holds, with whether
   it failed), `failed_action` (a failure of that tool is a failed action: not a coding shell's
   probe, not the user declining a question tool), `SUCCESS_CLAIM` and `ADMITS` (the patterns the
-  Outcome reads a final answer with), `frustration` (text.frustration's model of a user message).
+  Outcome reads a final answer with), `frustration` (text.frustration's model of a user message),
+  `failure_signature` (what `scan` groups an unexplained failure by: how it ended, the last
+  reply's shape, the last tool error; the rule skeletons of docs/unexplained.md test it).
 - Fast matching: `AnyPattern`, `AnySubstring`, `WordGates`, `letter_first`, `any_token` (exact word prefilters),
   `literal_first` (the same pattern, rewritten so the regex engine skips to where a match can start).
 - Data and language: `lexicon` (word lists and patterns kept in TOML files), `language`
@@ -64,11 +66,12 @@ from .text.prose import canonical, normalise, sentences, statements
 from .text.prose import without_code as prose
 from .text.refusal import Refusal, bounded, cue_tables, decide_reading, holds_cue
 from .text.refusal import read as read_reply
+from .unexplained import failure_signature
 
 __all__ = [
     "ADMITS", "ASKING_TOOLS", "SHELL_TOOLS", "failed_action", "results_of", "SUCCESS_CLAIM", "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
     "AnyPattern", "AnySubstring", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
-    "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates",
+    "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates", "failure_signature",
     "any_token", "bounded", "frustration", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
     "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "CLAIMED", "Declined", "Refusal", "declined", "acting_claim", "cued", "refusals", "replies", "sentences",
     "statements",

@@ -20,6 +20,7 @@ BUCKETS = ("day", "week", "month", "model")
 SCHEMA_VERSION = 1
 SESSIONS, MESSAGES, ERRORED = "#sessions", "#messages", "#errored"  # rule names are kebab-case
 TOTALS = (SESSIONS, MESSAGES, ERRORED)
+GROUP = "#group:"  # + an unexplained-failure group's key: counted when the series asks (`groups`)
 
 
 def parse_by(value: str) -> tuple[str, ...]:
@@ -81,9 +82,10 @@ class Series:
     bucketer: Any  # TimeBuckets, or compare.Periods
     rules: list[str] = field(default_factory=list)
     counts: dict[tuple[str, ...], Counter] = field(default_factory=dict)
+    groups: bool = False  # count the unexplained-failure groups too (compare)
 
     def empty(self) -> "Series":
-        return Series(self.bucketer, list(self.rules))
+        return Series(self.bucketer, list(self.rules), groups=self.groups)
 
     def add(self, card: Card) -> None:
         self.add_facts(SessionFacts.of(card))
@@ -100,6 +102,8 @@ class Series:
         if facts.errored:
             counts[ERRORED] += 1
         counts.update(facts.fired)
+        if self.groups and facts.group is not None:
+            counts[GROUP + facts.group] += 1
 
     def merge(self, other: "Series") -> None:
         for key, counts in other.counts.items():
@@ -108,8 +112,13 @@ class Series:
     @property
     def reported_rules(self) -> list[str]:
         """The selected rules, then any other rule that fired (a plugin's), by name."""
-        fired = {r for c in self.counts.values() for r in c if r not in TOTALS}
+        fired = {r for c in self.counts.values() for r in c if r not in TOTALS and not r.startswith(GROUP)}
         return list(self.rules) + sorted(fired - set(self.rules))
+
+    @property
+    def reported_groups(self) -> list[str]:
+        """The unexplained-failure groups counted (their keys, GROUP-prefixed), by key."""
+        return sorted({r for c in self.counts.values() for r in c if r.startswith(GROUP)})
 
     def keys(self) -> list[tuple[str, ...]]:
         return sorted(self.counts, key=lambda k: tuple((label == UNKNOWN, label) for label in k))

@@ -104,7 +104,7 @@ def test_the_outcome_says_why():
     assert explain_outcome(thanks, []) == (Outcome.ACHIEVED, "status completed")
     thanks.info.status = None
     fresh = Session(thanks.info, thanks.messages)
-    assert verdict(fresh, []) == (Outcome.ACHIEVED, 'answered in turn 1; the user closed with thanks: "thanks!"',
+    assert verdict(fresh, [])[:3] == (Outcome.ACHIEVED, 'answered in turn 1; the user closed with thanks: "thanks!"',
                                   fresh.messages[2].id)
     asks = _session(("user", {"text": "restart nginx"}), ("assistant", {"text": "On which host?"}), status=None)
     assert explain_outcome(asks, [])[0] == Outcome.UNKNOWN and "asks the user a question" in explain_outcome(asks, [])[1]
@@ -329,7 +329,7 @@ BOOKED = (("user", {"text": "Please move my flight to Friday."}),
 def test_a_closing_in_any_words_after_an_answer_ends_the_session_well(closing):
     s = _session(*BOOKED, ("user", {"text": closing}), status=None)
     assert s.ending.kind == ANSWERED and s.ending.closing is s.messages[-1], closing
-    outcome, why, cited = verdict(s, [])
+    outcome, why, cited = verdict(s, [])[:3]
     assert outcome == Outcome.ACHIEVED and cited == s.messages[-1].id and "closed with thanks" in why, why
 
 
@@ -345,7 +345,7 @@ def test_thanks_with_a_new_request_is_no_closing(more):
 def test_the_closing_offer_is_no_question_left_open():
     # "Anything else I can help with?" asks nothing the task needs: the answer stands
     s = _session(*BOOKED, status=None)
-    assert verdict(s, []) == (Outcome.ACHIEVED, 'answered in turn 1: "Done: your flight is now on Friday 12 May, seat '
+    assert verdict(s, [])[:3] == (Outcome.ACHIEVED, 'answered in turn 1: "Done: your flight is now on Friday 12 May, seat '
                                                 '14C. Anythin…"', s.messages[-1].id)
     asks = _session(BOOKED[0], ("assistant", {"text": "Which Friday, the 12th or the 19th?"}), status=None)
     assert decide_outcome(asks, []) == Outcome.UNKNOWN
@@ -357,7 +357,7 @@ def test_the_closing_offer_is_no_question_left_open():
 def test_a_hand_off_in_words_is_handed_off(words):
     s = _session(("user", {"text": "I want a refund for order 1182."}),
                  ("assistant", {"text": f"I can't approve refunds over $500 myself. {words}"}), status=None)
-    outcome, why, cited = verdict(s, [])
+    outcome, why, cited = verdict(s, [])[:3]
     assert outcome == Outcome.HANDED_OFF and cited == s.messages[-1].id and "hands the conversation over" in why, why
 
 
@@ -374,7 +374,7 @@ def test_a_hand_off_tool_is_handed_off_not_achieved():
                                                             "arguments": {"summary": "wants a person"}}]}),
                  ("tool", {"tool_call_id": "1", "name": "transfer_to_human_agents", "output": "Transfer successful"}),
                  status=None)
-    assert verdict(s, []) == (Outcome.HANDED_OFF, "handed off to a person (transfer_to_human_agents succeeded) in turn 1",
+    assert verdict(s, [])[:3] == (Outcome.HANDED_OFF, "handed off to a person (transfer_to_human_agents succeeded) in turn 1",
                               s.messages[-1].id)
 
 
@@ -382,7 +382,7 @@ def test_a_hand_off_tool_is_handed_off_not_achieved():
 def test_the_user_giving_up_is_abandoned(quit_):
     s = _session(("user", {"text": "restart nginx on lxc 105"}), ("assistant", {"text": "Which node is lxc 105 on?"}),
                  ("user", {"text": quit_}), ("assistant", {"text": "Understood, I'll stop here."}), status=None)
-    outcome, why, cited = verdict(s, [])
+    outcome, why, cited = verdict(s, [])[:3]
     assert outcome == Outcome.ABANDONED and cited == s.messages[2].id, why
 
 
@@ -397,7 +397,7 @@ def test_a_success_claim_the_last_tool_result_contradicts_is_partial():
               ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "book_flight", "arguments": {}}]}),
               ("tool", {"tool_call_id": "1", "name": "book_flight", "output": "ERROR: fare class closed", "is_error": True}))
     s = _session(*failed, ("assistant", {"text": "Your flight has been booked. Have a good trip!"}), status=None)
-    outcome, why, cited = verdict(s, [])
+    outcome, why, cited = verdict(s, [])[:3]
     assert outcome == Outcome.PARTIAL and cited == s.messages[-1].id and "is an error" in why, why
     # the answer admits the error: the claim is not contradicted (and reads as an answer)
     honest = _session(*failed, ("assistant", {"text": "The booking failed: that fare class is closed."}), status=None)
@@ -436,7 +436,7 @@ def test_odd_sessions_get_an_outcome_with_a_reason_never_a_traceback(shape):
         for message, stamp in zip(s.messages, stamps):
             message.created_at = stamp
         s = Session(s.info, s.messages)
-    outcome, why, _ = verdict(s, [])
+    outcome, why, _ = verdict(s, [])[:3]
     assert outcome in Outcome.ALL and why
     if shape in ("no user", "only tool rows"):
         assert (outcome, why) == (Outcome.UNKNOWN, "no user message")

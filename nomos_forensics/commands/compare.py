@@ -37,6 +37,7 @@ from ..compare import (
 )
 from ..errors import ConfigError, ExitCode, ForensicsError
 from ..facts import SessionFacts
+from ..model import excerpt
 from ..render import Format, output_width, table, to_json, wrap
 from ..scan import (
     ScanFilters,
@@ -201,7 +202,7 @@ def _from_database(app: App, at, before_w, after_w, since, until, limit, status,
         periods, split = _periods(at, before_w, after_w, since, until, applied)
         lower, upper = periods.bounds()
         filters = ScanFilters(since=_later(lower, since), until=_earlier(upper, until), status=status, model=model, limit=limit)
-        series = Series(periods, rules=[active.rule.name for active in ruleset.active])
+        series = Series(periods, rules=[active.rule.name for active in ruleset.active], groups=True)
         names = [(active.rule.name, active.rule.code) for active in ruleset.active]
         _resolve(gated, names)  # a rule that is not compared: said now, not after the pass
         total = count_sessions(db, conn, filters)
@@ -222,7 +223,7 @@ def _from_shards(paths: list[str], at, before_w, after_w, since, until):
     merged = read_shards(paths)
     periods, split = _periods(at, before_w, after_w, since, until)
     rules = merged.shards[0].trailer["scan"]["rules"]
-    series = Series(periods, rules=[rule[1] for rule in rules])
+    series = Series(periods, rules=[rule[1] for rule in rules], groups=True)
     for line in merged.lines():
         series.add_facts(SessionFacts.of_json(json.loads(line)))
     return series, split, ExitCode.OK, [(rule[1], rule[0]) for rule in rules]
@@ -340,6 +341,13 @@ def comparison_tables(result: Comparison):
         tables.append(("Why", ["rule", "verdict", "because"], verdict_notes))
     if quiet:
         tables.append(("Not seen in either period", ["rules"], [[", ".join(quiet)]]))
+    groups = [[g["group"], excerpt(g["description"], 60), *(_side(g[name]["sessions"], d[name]["sessions"], g[name]["rate"],
+                                                          status[name]) for name in ("before", "after")),
+               "" if thin else f"{_pts(g['change'])} (q {_p(g['q_value'])})", g["verdict"]]
+              for g in d.get("unexplained_groups") or ()]
+    if groups:
+        tables.append(("Unexplained failure groups (docs/unexplained.md): the largest, tested as the signatures are",
+                       ["group", "what they share", "before", "after", "change", "verdict"], groups))
     tables.append(("Model mix", ["model", "before", "after"], [
         [m["model"], *(_side(m[name]["sessions"], d[name]["sessions"], m[name]["share"], status[name])
                        for name in ("before", "after"))] for m in d["models"]]))

@@ -41,6 +41,10 @@ def merge(shards: tuple[str, ...], by, fmt: Format) -> int:
     code = emit(lines, fmt, out, merged.total)
     if code == ExitCode.OK and merged.failed:
         code = ExitCode.FINDINGS
+    shown = settings.get("unexplained") or {}  # what the scan's config named and muted
+    if merged.summary.unexplained is not None:
+        merged.summary.unexplained.show({str(k): str(v) for k, v in (shown.get("names") or {}).items()},
+                                        (str(m) for m in shown.get("mute") or ()))
     return finish(merged.summary, fmt, out, gate_on_nothing(code, merged.total, fail_on))
 
 

@@ -19,7 +19,7 @@ from ..engine import load_session, review
 from ..errors import ConfigError, ExitCode, SessionNotFound
 from ..render import Format, card_json
 from ..report import DEFAULT_LISTED, DEFAULT_TRANSCRIPTS, ReportSummary, report_page
-from ..report.page import PERIODS
+from ..report.page import PERIODS, TOP_GROUPS
 from ..rule import Severity
 from ..scan import (
     ScanFilters,
@@ -113,8 +113,28 @@ def _from_database(app: App, since, until, status, model, jobs, factory, selecti
     if code == ExitCode.INTERRUPTED:
         return summary, "", code
     with db.connect("reading the worst sessions' tool outputs") as conn:
-        html = report_page(db, conn, summary, shown, notice, period)
+        examples = _group_examples(db, conn, summary, ruleset, schema, selection)
+        html = report_page(db, conn, summary, shown, notice, period, examples)
     return summary, html, gate_on_nothing(code, total, selection.fail_on)
+
+
+def _group_examples(db, conn, summary, ruleset, schema, selection) -> list:
+    """The cards of the example sessions of the unexplained-failure groups the report shows,
+    reviewed again (a session gone since the pass is left out: the group still lists its id)."""
+    if summary.unexplained is None:
+        return []
+    summary.unexplained.show(selection.config.group_names, selection.config.muted_groups)
+    groups = summary.unexplained.to_json(top=TOP_GROUPS)["groups"]
+    cards = []
+    for session_id in dict.fromkeys(e["id"] for g in groups for e in g["examples"]):
+        try:
+            session = load_session(db, conn, session_id, needs=ruleset.needs, schema=schema,
+                                   logical_floor=ruleset.logical_floor)
+        except SessionNotFound:
+            continue
+        cards.append(review(session, ruleset, query=db.rule_query(conn), schema=schema,
+                            manager=selection.registry.manager))
+    return cards
 
 
 def _from_shards(app: App, paths: list[str], factory, selection, period):
@@ -159,7 +179,8 @@ def _from_shards(app: App, paths: list[str], factory, selection, period):
         if merged.total == 0:
             notice = _nothing(", ".join(f"{k} {v}" for k, v in filters.items() if v is not None) or "no filter",
                               session_span(db, conn), shards=True)
-        html = report_page(db, conn, summary, shown, notice, period)
+        examples = _group_examples(db, conn, summary, ruleset, schema, selection)
+        html = report_page(db, conn, summary, shown, notice, period, examples)
     fail_on = Severity.parse(settings["fail_on"]) if settings.get("fail_on") else None
     code = ExitCode.FINDINGS if merged.failed else ExitCode.OK
     return summary, html, gate_on_nothing(code, merged.total, fail_on)

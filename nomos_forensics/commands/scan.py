@@ -202,6 +202,8 @@ def scan(app: App, since, until, limit, status, model, jobs, shard, fmt: Format,
         lines = parallel_scan(job, jobs, summary)
         code = emit(recorder.lines(lines) if recorder else lines, card_fmt, out, total)
     code = gate_on_nothing(code, whole_total, selection.fail_on)
+    if summary.unexplained is not None:
+        summary.unexplained.show(selection.config.group_names, selection.config.muted_groups)
     if series is not None:
         if code != ExitCode.INTERRUPTED:
             print_series(series, fmt, out)

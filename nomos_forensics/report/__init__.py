@@ -30,13 +30,18 @@ def session_page(db, conn, card) -> str:
 
 
 def report_page(db, conn, summary: ReportSummary, filters: dict[str, Any], notice: str | None = None,
-                period: str | None = None) -> str:
+                period: str | None = None, examples=()) -> str:
     """The report, once the pass is done: tool outputs of the carried transcripts, then the page
     (`notice`: a line for its header, such as what an empty selection missed; `period`: the
-    chart's day, week or month, None to choose it from the span)."""
+    chart's day, week or month, None to choose it from the span; `examples`: the cards of the
+    unexplained-failure groups' example sessions, reviewed again after the pass)."""
     transcripts = summary.transcript_map()
+    cards = {}
+    for card in examples:
+        cards[card.session.id] = card.to_json()
+        transcripts.setdefault(card.session.id, transcript_of(card))
     add_outputs(db, conn, transcripts)
-    return report_html(summary, transcripts, filters, generated_at(), notice, period)
+    return report_html(summary, transcripts, filters, generated_at(), notice, period, examples=cards)
 
 
 __all__ = [

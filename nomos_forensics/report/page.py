@@ -33,6 +33,7 @@ PREVIEW_LINES = (5, 3)  # first and last lines of a long tool output shown colla
 PREVIEW_CHARS = (400, 200)  # ... and at most this many characters of each
 SHORT_OUTPUT = 1200  # an output up to this long, in few lines, is shown whole
 FINDINGS_SHOWN = 10  # findings of one rule listed on a session page (the rest are counted)
+TOP_GROUPS = 5  # unexplained-failure groups shown, each with its examples' pages
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -217,9 +218,24 @@ def chart_data(view: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def session_view(card: dict[str, Any], messages: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """A session page: the card, and its transcript with the messages findings point at."""
-    hits: dict[int, list[str]] = {}
+def unexplained_view(s: ReportSummary, examples: dict[str, dict[str, Any]], top: int = TOP_GROUPS
+                     ) -> dict[str, Any] | None:
+    """The unexplained-failure groups the report shows: the scan's JSON of its `top` groups, each
+    example with its card when it was reviewed again (None: no page for it)."""
+    if s.unexplained is None:
+        return None
+    data = s.unexplained.to_json(top=top)
+    for group in data["groups"]:
+        group["examples"] = [{**e, "card": examples.get(e["id"]),
+                              "error_message": (e.get("error") or {}).get("message")} for e in group["examples"]]
+    return data
+
+
+def session_view(card: dict[str, Any], messages: list[dict[str, Any]] | None,
+                 marks: dict[int, list[str]] | None = None) -> dict[str, Any]:
+    """A session page: the card, and its transcript with the messages findings (and `marks`,
+    message id -> labels) point at."""
+    hits: dict[int, list[str]] = {key: list(labels) for key, labels in (marks or {}).items()}
     for finding in card["findings"]:
         for evidence in finding["evidence"]:
             if evidence.get("message_id") is not None:
@@ -290,9 +306,20 @@ def render_page(template: str, **context: Any) -> str:
 
 
 def report_html(s: ReportSummary, transcripts: dict[str, list[dict[str, Any]]], filters: dict[str, Any],
-                generated: str, notice: str | None = None, period: str | None = None) -> str:
+                generated: str, notice: str | None = None, period: str | None = None,
+                examples: dict[str, dict[str, Any]] | None = None) -> str:
     view = overview(s, filters, period, notice)
+    view["unexplained"] = unexplained_view(s, examples or {})
     sessions = [session_view(w["card"], transcripts.get(w["id"])) for w in view["worst"] if w["card"] is not None]
+    shown = {w["id"] for w in view["worst"] if w["card"] is not None}
+    for group in (view["unexplained"] or {}).get("groups", ()):
+        for example in group["examples"]:
+            card = example["card"]
+            if card is not None and example["id"] not in shown:
+                shown.add(example["id"])
+                marks = {m: [f"unexplained {group['id']}"] for m in (example["message"], example["error_message"])
+                         if m is not None}
+                sessions.append(session_view(card, transcripts.get(example["id"]), marks))
     return render_page("report.html.j2", view=view, sessions=sessions, generated=generated,
                        data=Markup(script_json(chart_data(view))), single=False)
 

@@ -38,6 +38,25 @@ def summary_tables(summary: Summary) -> list[tuple[str, list[str], list[list[Any
         [[b["message_id"], b["session"], b["role"], b["tool"] or "", human_bytes(b["logical_bytes"]),
           human_bytes(b["disk_bytes"])] for b in s.biggest],
     ))
+    groups = unexplained_table(s)
+    if groups is not None:
+        tables.append(groups)
     if s.rule_errors:
         tables.append(("Rule errors", ["rule", "sessions"], [[r, n] for r, n in ranked(s.rule_errors)]))
     return tables
+
+
+def unexplained_table(summary: Summary, top: int = 5) -> tuple[str, list[str], list[list[Any]]] | None:
+    """The largest groups of failures no rule explains (docs/unexplained.md), or None when none."""
+    if summary.unexplained is None:
+        return None
+    data = summary.unexplained.to_json(top=top)
+    if not data["unexplained"]:
+        return None
+    heading = (f"Unexplained failures: {data['unexplained']} of {data['failures']} failed, partial or unknown "
+               f"sessions carry no finding of friction or above; {100 * data['grouped_share']:.0f}% of them in "
+               f"groups of 3 or more" + (f"; {data['muted']} muted" if data["muted"] else ""))
+    rows = [[g["id"], g["sessions"], f"{100 * g['share_of_failures']:.1f}%",
+             (f"{g['name']}: " if g["name"] else "") + g["description"],
+             " ".join(e["id"][:8] for e in g["examples"])] for g in data["groups"]]
+    return heading, ["group", "sessions", "of failures", "what they share", "examples"], rows

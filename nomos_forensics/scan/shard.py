@@ -76,6 +76,7 @@ def scan_settings(ruleset, config, filters: ScanFilters, fail_on) -> dict[str, A
         "skipped": sorted(s["rule"] for s in ruleset.skipped),
         "grace_minutes": config.grace_minutes,
         "fail_on": fail_on.label if fail_on is not None else None,
+        "unexplained": {"mute": sorted(config.muted_groups), "names": dict(sorted(config.group_names.items()))},
     }
 
 

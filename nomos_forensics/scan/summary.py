@@ -11,6 +11,7 @@ from typing import Any
 from ..card import Card
 from ..model import Message
 from ..sizes.options import DEFAULT_TRUNCATE_AT_KB
+from .groups import Unexplained, groups_from_state, merged_groups
 
 TOP_K = 10
 TRUNCATE_AT = int(DEFAULT_TRUNCATE_AT_KB * 1024)  # what `sizes` assumes a tool output is cut to
@@ -37,6 +38,7 @@ class Summary:
     _worst: list = field(default_factory=list)
     _biggest: list = field(default_factory=list)
     series: Any = None  # a trends.Series fed every card too (scan --by, compare), or None
+    unexplained: Unexplained | None = field(default_factory=Unexplained)  # None: older shards did not group
 
     def add(self, card: Card) -> None:
         if self.series is not None:
@@ -48,6 +50,8 @@ class Summary:
         self.by_rule.update(rules)
         self.by_severity[card.severity.label] += 1
         self.outcomes[card.outcome] += 1
+        if self.unexplained is not None:
+            self.unexplained.add(card)
         model = card.session.info.model or "(unknown)"
         counts = self.models.setdefault(model, Counter())
         counts["sessions"] += 1
@@ -122,6 +126,7 @@ class Summary:
                 entry[1] += saved
         else:
             self.truncation = None  # not known for every part: not known
+        self.unexplained = merged_groups(self.unexplained, other.unexplained)
         for item in other._worst:
             self._push(self._worst, item)
         for item in other._biggest:
@@ -138,6 +143,7 @@ class Summary:
             "models": {model: dict(sorted(counts.items())) for model, counts in sorted(self.models.items())},
             "worst": [[list(key), item] for key, item in sorted(self._worst, key=lambda x: x[0], reverse=True)],
             "biggest": [[list(key), item] for key, item in sorted(self._biggest, key=lambda x: x[0], reverse=True)],
+            "unexplained": None if self.unexplained is None else self.unexplained.to_state(),
         }
 
     @classmethod
@@ -153,6 +159,7 @@ class Summary:
         truncation = state.get("truncation")  # absent from the shards of earlier versions
         summary.truncation = None if truncation is None else {
             str(tool): [int(cut), int(saved)] for tool, (cut, saved) in truncation.items()}
+        summary.unexplained = groups_from_state(state.get("unexplained"))  # None in older shards
         for heap, items, shape in ((summary._worst, state["worst"], _WORST), (summary._biggest, state["biggest"], _BIGGEST)):
             for key, item in items:
                 if not isinstance(item, dict) or not _has_shape(key, item, shape):
@@ -210,6 +217,7 @@ class Summary:
             ],
             "biggest_messages": self.biggest,
             "rule_errors": dict(ranked(self.rule_errors)),
+            "unexplained": None if self.unexplained is None else self.unexplained.to_json(),
         }
 
 

@@ -5,6 +5,8 @@
 -- `reasoning`: the message carries a reasoning trace (reasoning, reasoning_content or thinking).
 -- `result_errors`: for a legacy assistant row whose tool_results hold an error, each result's
 -- error flag in order (JSON text); NULL when none failed, which is nearly always.
+-- `output_head`: a tool row's output, its first 240 characters (an object output of under 16 KB
+-- as JSON text, a larger one not at all): what unexplained failures read of an error.
 -- Tool-call and tool-result names come as JSON text, which the client decodes once per distinct
 -- list (a database has few). Needs the message_source fragment as its FROM clause.
 m.id,
@@ -43,4 +45,11 @@ m.id,
                  AND c.v @? 'lax $.tool_results[*] ? (@.is_error == true || @.is_error == "true")'
             THEN (SELECT jsonb_agg(coalesce(e ->> 'is_error', '') = 'true' ORDER BY n)
                   FROM jsonb_array_elements(c.v -> 'tool_results') WITH ORDINALITY AS r(e, n))::text
-       END AS result_errors
+       END AS result_errors,
+       CASE WHEN m.role = 'tool' THEN
+            left(CASE WHEN jsonb_typeof(c.v -> 'output') = 'string' THEN c.v ->> 'output'
+                      WHEN jsonb_typeof(c.v -> 'content') = 'string' THEN c.v ->> 'content'
+                      WHEN jsonb_typeof(c.v -> 'text') = 'string' THEN c.v ->> 'text'
+                      WHEN pg_column_size(c.v -> 'output') < 16384 THEN (c.v -> 'output')::text
+                 END, 240)
+       END AS output_head
