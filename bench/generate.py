@@ -63,6 +63,8 @@ RELEASE = T_END - 30 * DAY        # request_execution retired, plan generations,
 OVERSIZE_MIN = 60_000             # bytes of an oversized tool output (escaped JSON, ~ logical)
 OVERSIZE_ALPHA = 0.92             # Pareto tail of oversized outputs
 OVERSIZE_CAP = 4_200_000
+# what a labelled fan-out turn runs on every container (chosen without a draw: the stream stays the same)
+LOOP_COMMANDS = ("systemctl is-active nginx", "df -h /", "apt list --upgradable", "cat /etc/debian_version")
 NORMAL_CAP = 46_000               # ordinary outputs stay below the 50 KB signature
 LONG_SESSION = 5000
 
@@ -326,6 +328,7 @@ class SessionGen:
         self.vmids = [r for r in range(100, 200)]
         self.cap = NORMAL_CAP
         self.clean = False  # canonical call shapes only (labelled fan-out turns stay unambiguous)
+        self.loop: str | None = None  # a fan-out turn's command: one call shape over many containers
 
     # -- helpers ---------------------------------------------------------------------------
     def tick(self, role: str) -> float:
@@ -422,6 +425,19 @@ class SessionGen:
         return "run"
 
     def call_args(self, tool: str, big_kind: str | None = None) -> dict:
+        args = self._call_args(tool, big_kind)
+        if self.loop is not None:  # N+1: the same call per container (drawn as above: the stream stays the same)
+            vmid = (args.get("target") or "lxc/100").split("/")[-1] if tool in ("run", "request_execution") else None
+            vmid = vmid if vmid and vmid.isdigit() else str(self.ncall % 900 + 100)
+            return {"run": {"target": f"lxc/{vmid}", "command": self.loop},
+                    "request_execution": {"target": f"lxc/{vmid}", "command": self.loop},
+                    "list_lxcs": {"vmid": int(vmid)},
+                    "upsert_knowledge": {"about": [f"lxc/{vmid}"], "content": f"lxc/{vmid}: checked"},
+                    "http_get": {"url": f"https://pve.example/api2/json/nodes/pve1/lxc/{vmid}/status/current"},
+                    }.get(tool, args)
+        return args
+
+    def _call_args(self, tool: str, big_kind: str | None = None) -> dict:
         r = self.r
         vmid = r.choice(self.vmids)
         if tool in ("run", "request_execution"):
@@ -741,13 +757,15 @@ class SessionGen:
                      for i in range(count)]
             label = kind
             self.clean = True
+            if kind == "tool-fanout":  # a loop over containers; the near misses stay varied calls
+                self.loop = LOOP_COMMANDS[self.ncall % len(LOOP_COMMANDS)]
             if n > 0:   # one assistant message with all calls
                 yield from self.cycle(tools, label=label, text=r.choice(["", "Checking all containers."]),
                                       size=r.randint(20, 300))
             else:       # one call per assistant message
                 for i, tool in enumerate(tools):
                     yield from self.cycle([tool], label=label if i == 0 else None, size=r.randint(20, 300))
-            self.clean = False
+            self.clean, self.loop = False, None
             yield self.assistant_text(self.fill("Checked {n} containers; {k} need attention: {ct} and web-02."))
         elif kind == "oversized-message":
             size_b = min(OVERSIZE_CAP, int(OVERSIZE_MIN / (1.0 - r.random()) ** (1 / OVERSIZE_ALPHA)))

@@ -7,6 +7,7 @@ double-encoded value may escape one) become U+FFFD, here, once, for every output
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any
@@ -127,3 +128,44 @@ def output_head(content: Any) -> str | None:
         return None
     text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
     return text[:OUTPUT_HEAD] if len(text) < 16384 else None
+
+
+_MASK_ARGUMENTS = re.compile(r"[0-9a-f]{8,}|[0-9]+|\s+", re.I)
+
+
+def call_digests(content: Any) -> str | None:
+    """What the call_digests column holds for a message's normalised content, computed here (a
+    row built in memory): per call, md5 of its arguments masked, then unmasked, 8 hex digits each."""
+    calls = content.get("tool_calls") if isinstance(content, dict) else None
+    if isinstance(calls, dict):
+        calls = [calls]
+    if not isinstance(calls, list) or not calls:
+        return None
+    out = []
+    for item in calls:
+        value = None  # the first key present, as SQL's coalesce of `->` reads it (a JSON null too)
+        if isinstance(item, dict):
+            function = item.get("function")
+            if "arguments" in item:
+                value = item["arguments"]
+            elif isinstance(function, dict) and "arguments" in function:
+                value = function["arguments"]
+            else:
+                value = item.get("input")
+        text = (value if isinstance(value, str) else jsonb_text(value))[:2048]
+        out.append(_md5(_MASK_ARGUMENTS.sub("#", text))[:8] + _md5(text)[:8])
+    return ",".join(out)
+
+
+def jsonb_text(value: Any) -> str:
+    """A JSON value as PostgreSQL prints a jsonb (keys by length, then bytes; ", " and ": ")."""
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: (len(k.encode("utf-8")), k.encode("utf-8")))
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {jsonb_text(value[k])}" for k in keys) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(jsonb_text(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _md5(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()

@@ -16,28 +16,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from .decode import decode_content, json_loads, lenient_json_loads, output_head
+from .calls import NAME_CHARS, NO_CALLS, ToolCall, ToolResult, slim_calls, with_digests
+from .decode import call_digests, decode_content, json_loads, lenient_json_loads, output_head
 from .ending import Ending, ending_of
 
 ROLES = ("user", "assistant", "tool", "system")
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    name: str | None
-    arguments: Any = None
-    id: str | None = None
-
-    @property
-    def display_name(self) -> str:
-        return self.name or "(unnamed)"
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResult:
-    name: str | None
-    is_error: bool = False
-    tool_call_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -274,7 +257,6 @@ def _as_bool(value: Any) -> bool:
     return False
 
 
-NAME_CHARS = 200  # a tool name longer than this is cut (names are counted and shown on every card)
 
 
 def _as_name(value: Any) -> str | None:
@@ -385,48 +367,12 @@ def fields_from_content(raw: Any) -> tuple[Fields, str, Any]:
 
 
 _TRUE_TEXT = frozenset({"true", "1", "yes"})
-_NO_CALLS: tuple[ToolCall, ...] = ()
-_UNNAMED = ToolCall(name=None)
-
-
-_CALLS_CACHE: dict[tuple, tuple[ToolCall, ...]] = {}
-_CALLS_CACHE_MAX = 4096
-
-
-def _slim_calls(raw_names: Any, count: int) -> tuple[ToolCall, ...]:
-    """The calls of a slim row: its names, then unnamed calls up to `count`. ToolCalls are
-    immutable and a database has few distinct lists of names, so each list is built once. The
-    SQL ships the names as JSON text: decoded once per distinct text, not once per row."""
-    if isinstance(raw_names, str):
-        key_text = (raw_names, count)
-        calls = _CALLS_CACHE.get(key_text)
-        if calls is None:
-            calls = _slim_calls(lenient_json_loads(raw_names), count)
-            if len(_CALLS_CACHE) >= _CALLS_CACHE_MAX:
-                _CALLS_CACHE.clear()
-            _CALLS_CACHE[key_text] = calls
-        return calls
-    try:
-        key: tuple | None = (tuple(raw_names or ()), count)
-        calls = _CALLS_CACHE.get(key)
-    except TypeError:  # a name that is a JSON object or array: built every time
-        key, calls = None, None
-    if calls is None:
-        names = [n.strip()[:NAME_CHARS] for n in (raw_names or ()) if isinstance(n, str) and n.strip()]
-        calls = tuple(ToolCall(name=n) for n in names) + (_UNNAMED,) * max(0, count - len(names))
-        if key is not None:
-            if len(_CALLS_CACHE) >= _CALLS_CACHE_MAX:
-                _CALLS_CACHE.clear()
-            _CALLS_CACHE[key] = calls
-    return calls
-
-
 # The columns of the {message_columns} SQL fragment, in its order: message_from_row reads rows
 # by position (a million-row scan fetches plain tuples). Streams check the names once.
 MESSAGE_COLUMNS = (
     "id", "role", "created_at", "content_shipped", "content", "text", "call_names", "call_count",
     "result_names", "result_count", "tool_name", "is_error", "error", "finish_reason", "disk_bytes",
-    "logical_bytes", "reasoning", "result_errors", "output_head",
+    "logical_bytes", "reasoning", "result_errors", "output_head", "call_digests",
 )
 
 
@@ -440,18 +386,22 @@ def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Messa
     reasoning = len(row) > 16 and bool(row[16])
     errors = row[17] if len(row) > 17 else None  # JSON text: each legacy result's error flag, when one failed
     output = row[18] if len(row) > 18 else None
+    digests = row[19] if len(row) > 19 else None  # per call: shape and value digests, comma-separated
     role = role.strip().lower() if isinstance(role, str) else "unknown"
     if content_shipped:
         fields, shape, normalised = fields_from_content(content)
         if output is None and role == "tool":
             output = output_head(normalised)
+        calls = fields.tool_calls
+        if calls:
+            calls = with_digests(calls, digests if len(row) > 19 else call_digests(normalised))
         return Message(
-            int(id_), role, created_at, fields.text, fields.tool_calls, fields.tool_results,
+            int(id_), role, created_at, fields.text, calls, fields.tool_results,
             fields.tool_name, fields.is_error, fields.error, fields.finish_reason, disk_bytes,
             logical_bytes, shape, normalised if keep_content else None, reasoning=fields.reasoning or reasoning,
             output=output,
         )
-    calls = _slim_calls(call_names, call_count) if call_count else _NO_CALLS
+    calls = with_digests(slim_calls(call_names, call_count), digests) if call_count else NO_CALLS
     if result_count or result_names:
         result_names = (lenient_json_loads(result_names) if isinstance(result_names, str) else result_names) or ()
         failed = (lenient_json_loads(errors) if isinstance(errors, str) else errors) or () if errors else ()

@@ -13,6 +13,7 @@ A *case* is a dict (usually from YAML) describing one session:
       - tool: {name: run, output: "up 3 days"}
       - raw: {role: assistant, content: "a bare string"}   # any JSON value as content
       - {repeat: 31, assistant: {text: "", tool_calls: [{name: run}]}}   # the same message 31 times
+      - {repeat: 12, assistant: {tool_calls: [{name: run, arguments: {target: "lxc/{i}"}}]}}  # {i}: 1..12
     audit_log: [{action: run, outcome: blocked, target: lxc/105, risk_class: destructive}]
     plans: [{status: proposed, steps: [{seq: 1, status: pending, generation: 1}]}]
     executions: [{tool: run, status: pending_approval, command: "rm -rf /tmp/x"}]
@@ -60,6 +61,17 @@ def _message_content(role: str, value: Any) -> Any:
     raise ValueError(role)
 
 
+def _numbered(value: Any, number: int) -> Any:
+    """A repeated message's value with `{i}` in its strings replaced by the repetition's number."""
+    if isinstance(value, str):
+        return value.replace("{i}", str(number))
+    if isinstance(value, list):
+        return [_numbered(v, number) for v in value]
+    if isinstance(value, dict):
+        return {k: _numbered(v, number) for k, v in value.items()}
+    return value
+
+
 def _messages(case: Mapping[str, Any]) -> list[tuple[str, Any]]:
     out = []
     for item in case.get("messages", []):
@@ -72,8 +84,8 @@ def _messages(case: Mapping[str, Any]) -> list[tuple[str, Any]]:
         (role, value), = item.items()
         if role not in ROLE_KEYS:
             raise ValueError(f"unknown message key {role!r}")
-        for _ in range(repeat):
-            content = _message_content(role, copy.deepcopy(value))
+        for number in range(1, repeat + 1):
+            content = _message_content(role, _numbered(value, number) if repeat > 1 else copy.deepcopy(value))
             if role == "assistant" and isinstance(content, dict):
                 for call in content.get("tool_calls") or []:
                     if isinstance(call, dict):
@@ -207,7 +219,7 @@ def session_from_case(case: Mapping[str, Any], session_id: str | None = None, *,
             keep_content=full_content,
         )
         if not full_content:
-            message.tool_calls = tuple(ToolCall(name=call.name) for call in message.tool_calls)
+            message.tool_calls = tuple(ToolCall(name=call.name, digest=call.digest) for call in message.tool_calls)
         messages.append(message)
     return Session(info, messages)
 

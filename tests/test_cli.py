@@ -104,7 +104,8 @@ def test_select_and_ignore(capsys, sample_dsn):
 
 
 def test_config_file_thresholds(capsys, nomos_dsn, tmp_path, monkeypatch):
-    calls = [{"name": "run", "arguments": {"vmid": i}} for i in range(12)]
+    # 12 alike `run` calls, interleaved with `list_lxcs` (no run of 10 in a row): under the default 30
+    calls = [{"name": name, "arguments": {"vmid": i}} for i in range(12) for name in ("run", "list_lxcs")]
     sid = insert_case(nomos_dsn, {"name": "cfg", "messages": [
         {"user": "check all"}, {"assistant": {"text": "", "tool_calls": calls}}, {"assistant": "done"}]})
     assert json.loads(invoke(capsys, "review", sid, "--dsn", nomos_dsn, "--format", "json").out)["findings"] == []

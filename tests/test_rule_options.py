@@ -78,4 +78,4 @@ def test_rules_json_shows_each_option(capsys):
     rules = {r["name"]: r for r in json.loads(invoke(capsys, "rules", "--format", "json").out)["rules"]}
     assert rules["tool-fanout"]["options"]["max_calls"] == {
         "type": "integer", "default": 30, "minimum": 1, "description": rules["tool-fanout"]["options"]["max_calls"]["description"]}
-    assert rules["tool-fanout"]["config"] == {"max_calls": 30, "dominance": 0.5}
+    assert rules["tool-fanout"]["config"] == {"max_calls": 30, "alike": 0.5, "min_run": 10}

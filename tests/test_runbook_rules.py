@@ -63,7 +63,9 @@ def test_known_misses_are_still_missed(miss):
     assert findings_by_rule(card).get(rule, 0) != expected, f"{rule} now gets this right: move it back from {key}"
 
 
-def _fanout(counts_per_turn: list[dict[str, int]], per_message: int = 10) -> list[dict]:
+def _fanout(counts_per_turn: list[dict[str, int]], per_message: int = 10, vary: bool = True) -> list[dict]:
+    """Turns of calls, each with a container id (`vary`: a different one per call in a message,
+    a loop over items; else the same one, a poll)."""
     messages: list[dict] = []
     for t, counts in enumerate(counts_per_turn):
         messages.append({"user": f"task {t}: check every container"})
@@ -71,7 +73,7 @@ def _fanout(counts_per_turn: list[dict[str, int]], per_message: int = 10) -> lis
         for start in range(0, len(calls), per_message):
             batch = calls[start:start + per_message]
             messages.append({"assistant": {"text": "", "tool_calls": [
-                {"name": n, "arguments": {"vmid": 100 + i}} for i, n in enumerate(batch)]}})
+                {"name": n, "arguments": {"vmid": 100 + i * vary}} for i, n in enumerate(batch)]}})
             messages += [{"tool": {"name": n, "output": "ok"}} for n in batch]
         messages.append({"assistant": "All checked."})
     return messages
@@ -79,15 +81,17 @@ def _fanout(counts_per_turn: list[dict[str, int]], per_message: int = 10) -> lis
 
 FANOUT_CASES = [
     {"name": "tool-fanout/31-run-calls", "expect": {"tool-fanout": 1}, "messages": _fanout([{"run": 31}])},
-    {"name": "tool-fanout/exactly-30-does-not-fire", "expect": {"tool-fanout": 0}, "messages": _fanout([{"run": 30}])},
+    {"name": "tool-fanout/exactly-30-does-not-fire", "expect": {"tool-fanout": 0},
+     "messages": _fanout([{"run": 30}], vary=False)},
     {"name": "tool-fanout/90-over-three-turns", "expect": {"tool-fanout": 0},
-     "messages": _fanout([{"run": 30}, {"run": 30}, {"run": 30}])},
+     "messages": _fanout([{"run": 30}, {"run": 30}, {"run": 30}], vary=False)},
+    {"name": "tool-fanout/a-loop-of-30-fires", "expect": {"tool-fanout": 1}, "messages": _fanout([{"run": 30}])},
     {"name": "tool-fanout/40-in-one-message", "expect": {"tool-fanout": 1},
      "messages": _fanout([{"list_lxcs": 40}], per_message=40)},
     {"name": "tool-fanout/two-turns-fire-twice", "expect": {"tool-fanout": 2},
      "messages": _fanout([{"run": 35}, {"run": 5}, {"list_lxcs": 33}])},
-    # the runbook's threshold is >30 calls per turn; "same tool repeated" only makes it N+1
-    {"name": "tool-fanout/varied-tools-no-dominant", "expect": {"tool-fanout": 1},
+    # each tool loops over a dozen containers (ids change, the shape does not): one finding per turn
+    {"name": "tool-fanout/three-loops-in-one-turn", "expect": {"tool-fanout": 1},
      "messages": _fanout([{"run": 12, "list_lxcs": 12, "http_get": 12}])},
     {"name": "tool-fanout/dominant-with-others", "expect": {"tool-fanout": 1},
      "messages": _fanout([{"run": 25, "list_lxcs": 6, "http_get": 4}])},
@@ -170,15 +174,22 @@ def test_fanout_fix_cites_the_session():
                             select=["tool-fanout"])
     (finding,) = card.findings
     assert "called `list_lxcs` 40 times" in finding.fix and "without a vmid" in finding.fix
-    spread = review_in_memory({"name": "spread", "messages": _fanout([{"run": 25, "list_lxcs": 20, "http_get": 19}])},
-                              select=["tool-fanout"])
-    (finding,) = spread.findings
-    assert finding.data["repeated"] is False and finding.data["calls"] == 64
-    assert "64 tool calls over 3 tools" in finding.message and "N+1" not in finding.message
-    assert finding.fix.startswith("turn 1 made 64 tool calls (run ×25, list_lxcs ×20, http_get ×19)")
+    assert finding.data["alike"] == 1.0 and finding.data["values"] == 40 and finding.evidence[0].turn == 1
+    assert "100% of them alike but for ids and numbers (40 different values)" in finding.message
     other = review_in_memory({"name": "other", "messages": _fanout([{"get_vm": 33}])}, select=["tool-fanout"])
     assert "a bulk form of `get_vm` that takes the whole list" in other.findings[0].fix
-    assert finding.evidence[0].turn == 1
+
+
+def test_a_busy_turn_of_varied_calls_is_no_fanout():
+    """Issue 33: 64 calls over three tools, each call different in shape, is a coding agent
+    working, not N+1; 35 calls of one tool whose arguments differ in shape neither."""
+    commands = [f"grep -n {word} src/{word}.py" for word in ("alpha", "beta", "gamma", "delta", "epsilon")] * 7
+    busy = [{"user": "fix the bug"}] + [
+        {"assistant": {"text": "", "tool_calls": [{"name": name, "arguments": {"command": f"{verb} {c}"}}]}}
+        for name, verb in (("bash", "run"), ("read", "open"), ("edit", "patch")) for c in commands[:21]]
+    busy += [{"assistant": {"text": "", "tool_calls": [{"name": "bash", "arguments": {"command": c}}]}} for c in commands]
+    card = review_in_memory({"name": "busy", "messages": busy + [{"assistant": "Fixed."}]}, select=["tool-fanout"])
+    assert card.findings == []
 
 
 def test_oversized_reports_both_sizes(dsn):
@@ -197,9 +208,15 @@ def test_oversized_threshold_is_configurable(dsn):
 
 
 def test_fanout_threshold_is_configurable(dsn):
-    sid = insert_case(dsn, FANOUT_CASES[1])
+    """25 alike `run` calls over containers, interleaved with `list_lxcs` (no run of 10 in a row):
+    under the default 30, over a `max_calls` of 20."""
+    calls = [{"name": name, "arguments": {"vmid": 100 + i}} for i in range(25) for name in ("run", "list_lxcs")]
+    case = {"name": "interleaved", "messages": [{"user": "check them all"}] + [
+        {"assistant": {"text": "", "tool_calls": [call]}} for call in calls] + [{"assistant": "All checked."}]}
+    sid = insert_case(dsn, case)
+    assert findings_by_rule(review_case(dsn, sid, select=["tool-fanout"])) == {}
     card = review_case(dsn, sid, select=["tool-fanout"], options={"tool-fanout": {"max_calls": 20}})
-    assert findings_by_rule(card) == {"tool-fanout": 1}
+    assert findings_by_rule(card) == {"tool-fanout": 1} and card.findings[0].data["count"] == 25
 
 
 def test_oversized_is_exact_for_values_that_compress_extremely_well(dsn):

@@ -5,6 +5,10 @@
 -- `reasoning`: the message carries a reasoning trace (reasoning, reasoning_content or thinking).
 -- `result_errors`: for a legacy assistant row whose tool_results hold an error, each result's
 -- error flag in order (JSON text); NULL when none failed, which is nearly always.
+-- `call_digests`: per tool call, in order and comma-separated, 16 hex digits: md5 of its
+-- arguments (their first 2,048 characters as JSON text, or the string they were sent as) with hex
+-- runs of 8 or more, numbers and whitespace masked (8 digits: the call's shape), then md5 of them
+-- unmasked (8 digits: the call itself). tool-fanout tells a loop over items from a busy turn by them.
 -- `output_head`: a tool row's output, its first 240 characters (an object output of under 16 KB
 -- as JSON text, a larger one not at all): what unexplained failures read of an error.
 -- Tool-call and tool-result names come as JSON text, which the client decodes once per distinct
@@ -52,4 +56,15 @@ m.id,
                       WHEN jsonb_typeof(c.v -> 'text') = 'string' THEN c.v ->> 'text'
                       WHEN pg_column_size(c.v -> 'output') < 16384 THEN (c.v -> 'output')::text
                  END, 240)
-       END AS output_head
+       END AS output_head,
+       CASE WHEN jsonb_typeof(c.v -> 'tool_calls') IN ('array', 'object') THEN
+            (SELECT string_agg(left(md5(regexp_replace(a, '[0-9a-f]{8,}|[0-9]+|\s+', '#', 'gi')), 8)
+                               || left(md5(a), 8), ',' ORDER BY n)
+             FROM (SELECT n, left(CASE WHEN jsonb_typeof(x) = 'string' THEN x #>> '{}'
+                                       ELSE coalesce(x::text, 'null') END, 2048) AS a
+                   FROM (SELECT n, coalesce(e -> 'arguments', e -> 'function' -> 'arguments', e -> 'input') AS x
+                         FROM jsonb_array_elements(CASE jsonb_typeof(c.v -> 'tool_calls')
+                                                       WHEN 'array' THEN c.v -> 'tool_calls'
+                                                       ELSE jsonb_build_array(c.v -> 'tool_calls') END)
+                              WITH ORDINALITY AS t(e, n)) AS items) AS calls)
+       END AS call_digests
