@@ -234,8 +234,10 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     only announced the work the card cut off; nor has a turn whose answer only waits for the
     user, "Please add these files to the chat", and that did no work). *Record
     findings* are findings of rules that read the platform's records (audit log, plans,
-    executions: blocked-action, orphaned-approval, plan-step-order); findings of the text
-    rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome. Phrases:
+    executions: blocked-action, orphaned-approval, plan-step-order), and the blocker findings of
+    the rules that read the tool record (failing-loop whose tool still fails at the end of its
+    turn, tool-error-ignored whose reply claims success, success-contradicted); findings of the
+    text rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome. Phrases:
     nomos_forensics/text/lexicons/endings.toml. The first of these that applies decides:
 
     1. unknown: no user message (nothing was asked). A sub-agent's run whose prompt was not
@@ -244,8 +246,9 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     2. unknown: status `active` and the last message is younger than `grace-minutes`
        (default 10; still running).
     3. failed: status `failed`, or the request never got an assistant message.
-    4. failed: a blocker record finding (an action blocked or denied) has evidence in the last
-       turn and no work follows it in that turn.
+    4. failed: a blocker record finding (an action blocked or denied, a tool failing to the
+       end of the turn, a success the tool results contradict) has evidence in the last turn
+       and no work follows it in that turn.
     5. abandoned: the whole of the last request gives the task up ("forget it", "never mind,
        I'll do it myself", "stop", "算了", "забудь"), whatever the agent said after it.
     6. the ending is an assistant error card, a blank reply, an unanswered user message (a

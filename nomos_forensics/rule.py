@@ -75,8 +75,9 @@ class Finding:
     evidence: list[Evidence] = field(default_factory=list)
     blocker: str | None = None  # the line this finding adds to the card's "Blockers", if any
     data: dict[str, Any] = field(default_factory=dict)  # structured details (counts, sizes, tools)
-    # read from the platform's records (audit log, plans, executions), which say how the session
-    # ended: the card's Outcome weighs these; it reads the conversation itself, never text findings
+    # read from the platform's records (audit log, plans, executions), or a blocker read from the
+    # tool record (Rule.reads_tool_record), which say how the session ended: the card's Outcome
+    # weighs these; it reads the conversation itself, never text findings
     from_records: bool = False
     evidence_omitted: int = 0  # evidence items left out by the card's bounds (bounds.py)
     fix_source: str = "rule"  # "config": the operator's own fix text for this rule (`[fixes]`)
@@ -213,6 +214,9 @@ class Rule:
     wants: ClassVar[frozenset[Need]] = frozenset()
     # table -> columns this rule reads; when unmet, the rule is skipped with a reason
     requires: ClassVar[Mapping[str, Iterable[str]]] = {}
+    # True for a rule that reads the tool record (results, errors): its blocker findings say how
+    # the session ended as the platform's records do, and the card's Outcome weighs them
+    reads_tool_record: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         """Validate and convert the configured options (ValueError naming the rule and key)."""
@@ -309,7 +313,8 @@ class Rule:
             evidence=items,
             blocker=blocker if blocker is not None else (message if sev == Severity.BLOCKER else None),
             data=dict(data or {}),
-            from_records=bool(set(self.needs) - {Need.MESSAGES, Need.CONTENT}),
+            from_records=bool(set(self.needs) - {Need.MESSAGES, Need.CONTENT})
+            or (self.reads_tool_record and sev == Severity.BLOCKER),
         )
 
 

@@ -43,6 +43,7 @@ class FailingLoop(Rule):
     code = "NF011"
     name = "failing-loop"
     severity = Severity.FRICTION
+    reads_tool_record = True  # its blockers move the Outcome (docs/outcome.md, step 4)
     config = {"min_failures": Option(3, "failed results of one tool in a row that make a loop", minimum=2)}
 
     def check(self, session, ctx) -> Iterator[Finding]:

@@ -62,6 +62,7 @@ class SuccessContradicted(Rule):
     code = "NF013"
     name = "success-contradicted"
     severity = Severity.BLOCKER
+    reads_tool_record = True  # its blockers move the Outcome (docs/outcome.md, step 4)
     config = {
         "claims": Option([], "more claimed verbs and the tool-name stems that back them, as 'verb=stem|stem' "
                              "(e.g. 'refunded=refund|credit')", kind=list),

@@ -52,6 +52,7 @@ class ToolErrorIgnored(Rule):
     code = "NF010"
     name = "tool-error-ignored"
     severity = Severity.FRICTION
+    reads_tool_record = True  # its blockers move the Outcome (docs/outcome.md, step 4)
 
     def check(self, session, ctx) -> Iterator[Finding]:
         hits: list[tuple[Message, str, bool]] = []
