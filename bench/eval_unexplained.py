@@ -71,12 +71,14 @@ def main() -> int:
     summary = document["summary"]["unexplained"]
     print(f"- the whole scan: {summary['unexplained']} unexplained of {summary['failures']} failures, "
           f"{summary['signatures']} signatures, {100 * summary['grouped_share']:.0f}% in groups of 3 or more\n")
+    if args.split == "locked":  # figures only: the locked texts are not read, not even as group descriptions
+        return 0
     for group in summary["groups"][: args.top]:
         mine = [k for k, c in cards.items() if (c.get("unexplained") or {}).get("group") == group["id"]]
         truth = Counter(chosen[k]["outcome"] for k in mine)
         print(f"### {group['id']}: {group['sessions']} sessions ({dict(truth)} from outside)\n{group['description']}")
         print(f"models {group['models']}; topic words {group['topic_words']}")
-        for example in group["examples"][: args.show] if args.split == "tune" else ():
+        for example in group["examples"][: args.show]:
             print(f"  - {example['id'][:8]} {example['outcome']}: {example['reason']}")
             if example.get("final"):
                 print(f"    final: {example['final']['quote']}")
