@@ -18,6 +18,7 @@ licence) in the manifest. The mapped sessions (`data/<source>.jsonl`) are the on
 from __future__ import annotations
 
 import argparse
+import collections
 import fnmatch
 import functools
 import json
@@ -334,7 +335,7 @@ def map_claude_jsonl(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def _claude_jsonl_raw_counts(text: str) -> dict[str, int]:
     """A Claude Code session file counted from its lines: a turn starts at a user entry with text
     the user typed (not a tool result, not text Claude Code writes); a payload is one content block."""
-    calls = most = big = 0
+    fanout, big = _Fanout(), 0
     for entry, content in _claude_jsonl_conversation(text):
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [b for b in content or [] if isinstance(b, dict)]
         for b in blocks:
@@ -344,10 +345,10 @@ def _claude_jsonl_raw_counts(text: str) -> dict[str, int]:
             said = (b.get("text") or "").lstrip()
             if (entry["type"] == "user" and b.get("type") == "text" and not entry.get("isMeta")
                     and not said.startswith(CLAUDE_CLIENT_TEXT) and not said.startswith(CLAUDE_JSONL_CLIENT)):
-                calls = 0
-            calls += b.get("type") == "tool_use"
-            most = max(most, calls)
-    return {"fanout_turns": int(most > FANOUT_CALLS), "max_calls_in_turn": most, "oversized": big}
+                fanout.turn()
+            if b.get("type") == "tool_use":
+                fanout.call(b.get("name"), b.get("input"))
+    return {**fanout.result(), "oversized": big}
 
 
 # ----------------------------------------------------------------------------- Claude Code (extractor)
@@ -429,14 +430,17 @@ def map_claude_conversation_log(text: str) -> tuple[dict[str, Any], list[dict[st
 def _clog_raw_counts(text: str) -> dict[str, int]:
     """An extractor log counted from its blocks: a turn starts at a User block with text the user
     typed (not text Claude Code injects); a payload is one block."""
-    calls = most = big = 0
+    fanout, big = _Fanout(), 0
     for role, body in _clog_blocks(text):
         big += len(body.encode()) > OVERSIZED_BYTES
         if role == "👤 User" and not body.lstrip().startswith(CLAUDE_CLIENT_TEXT):
-            calls = 0
-        calls += len(CLOG_TOOL.findall(body)) if role == "🤖 Claude" else 0
-        most = max(most, calls)
-    return {"fanout_turns": int(most > FANOUT_CALLS), "max_calls_in_turn": most, "oversized": big}
+            fanout.turn()
+        if role == "🤖 Claude":
+            tools = list(CLOG_TOOL.finditer(body))
+            for n, match in enumerate(tools):  # the input as written, up to the next tool
+                fanout.call(match.group(1).strip(), body[match.end(): tools[n + 1].start() if n + 1 < len(tools)
+                                                         else len(body)].strip())
+    return {**fanout.result(), "oversized": big}
 
 
 # ----------------------------------------------------------------------------- aider
@@ -895,10 +899,67 @@ def show(key: str, full: bool, data: Path, as_digest: bool = False) -> int:
 
 
 # ----------------------------------------------------------------------------- raw counts
+_RAW_MASK = re.compile(r"[0-9a-f]{8,}|[0-9]+|\s+", re.IGNORECASE)
+
+
+class _Fanout:
+    """tool-fanout's expectation counted from the raw calls (the runbook's N+1, issue 33),
+    written apart from the rule: a turn fans out when one tool is called over FANOUT_CALLS times
+    and half of those calls send arguments of one shape (JSON with sorted keys, hex runs, numbers
+    and whitespace masked) over 3 or more different values, or when 10 or more calls in a row of
+    one tool have one shape and 3 or more values. Calls whose arguments the source does not keep
+    count by number alone."""
+
+    def __init__(self) -> None:
+        self.turns = self.most = 0
+        self.calls: list[tuple[str, Any]] = []
+
+    def turn(self) -> None:
+        self._close()
+        self.calls = []
+
+    def call(self, name: Any, arguments: Any = None) -> None:
+        self.calls.append((str(name), arguments))
+
+    def result(self) -> dict[str, int]:
+        self._close()
+        self.calls = []
+        return {"fanout_turns": self.turns, "max_calls_in_turn": self.most}
+
+    def _close(self) -> None:
+        calls = self.calls
+        self.most = max(self.most, len(calls))
+        if len(calls) < 10:
+            return
+        items = [(name, None if args is None else self._text(args)) for name, args in calls]
+        shaped = [(name, None if text is None else _RAW_MASK.sub("#", text), text) for name, text in items]
+        fans = False
+        for name in {n for n, _, _ in shaped}:
+            mine = [(s, t) for n, s, t in shaped if n == name]
+            if len(mine) > FANOUT_CALLS:
+                if any(s is None for s, _ in mine):
+                    fans = True
+                else:
+                    top = collections.Counter(s for s, _ in mine).most_common(1)[0][1]
+                    fans |= 2 * top >= len(mine) and len({t for _, t in mine}) >= 3
+        run: list[tuple[str, Any, Any]] = []
+        for call in shaped + [("", None, None)]:
+            if run and call[1] is not None and (call[0], call[1]) == (run[-1][0], run[-1][1]):
+                run.append(call)
+                continue
+            fans |= len(run) >= 10 and len({t for _, _, t in run}) >= 3
+            run = [call] if call[1] is not None else []
+        self.turns += fans
+
+    @staticmethod
+    def _text(arguments: Any) -> str:
+        return (arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True, ensure_ascii=False))[:2048]
+
+
 def _claude_raw_counts(text: str) -> dict[str, int]:
     """A Claude Code export counted from its entries: a turn starts at an entry with text the user
     typed (not a tool result, not text Claude Code injects); a payload is one content block."""
-    calls = most = big = 0
+    fanout, big = _Fanout(), 0
     bodies = CLAUDE_ENTRY.split(text)[1:]  # role, stamp, body, role, stamp, body ...
     for role, body in zip(bodies[0::3], bodies[2::3]):
         blocks = _claude_blocks(re.sub(r"\n---\s*$", "", body.rstrip()))
@@ -908,10 +969,10 @@ def _claude_raw_counts(text: str) -> dict[str, int]:
             if len((payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)).encode()) > OVERSIZED_BYTES:
                 big += 1
             if role == "User" and b.get("type") == "text" and not (b.get("text") or "").lstrip().startswith(CLAUDE_CLIENT_TEXT):
-                calls = 0
-            calls += b.get("type") == "tool_use"
-            most = max(most, calls)
-    return {"fanout_turns": int(most > FANOUT_CALLS), "max_calls_in_turn": most, "oversized": big}
+                fanout.turn()
+            if b.get("type") == "tool_use":
+                fanout.call(b.get("name"), b.get("input"))
+    return {**fanout.result(), "oversized": big}
 
 
 def raw_counts(mirror: Path) -> dict[str, dict[str, int]]:
@@ -932,10 +993,15 @@ def raw_counts(mirror: Path) -> dict[str, dict[str, int]]:
             if source["format"] == "mini-swe-agent-traj":
                 traj = json.loads(text)
                 key = file_key(source, path)
-                calls = sum(len(m.get("tool_calls") or []) for m in traj["messages"] if m.get("role") == "assistant")
+                fanout = _Fanout()  # one turn: the task (later "user" rows are observations)
+                for m in traj["messages"]:
+                    for call in (m.get("tool_calls") or []) if m.get("role") == "assistant" else ():
+                        function = call.get("function") or {} if isinstance(call, dict) else {}
+                        fanout.call(function.get("name") or call.get("name"), function.get("arguments",
+                                                                                            call.get("arguments")))
                 big = sum(1 for m in traj["messages"]
                           if len(json.dumps(m.get("content"), ensure_ascii=False).encode()) > OVERSIZED_BYTES)
-                out[key] = {"fanout_turns": int(calls > FANOUT_CALLS), "max_calls_in_turn": calls, "oversized": big}
+                out[key] = {**fanout.result(), "oversized": big}
             elif source["format"] == "claude-code-export":
                 out[file_key(source, path)] = _claude_raw_counts(text)
             elif source["format"] == "claude-conversation-log":
