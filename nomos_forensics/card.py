@@ -32,6 +32,7 @@ from .ending import (
     is_finishing,
     turn_block,
 )
+from .ending import announced as announced_step
 from .model import Session, excerpt
 from .rule import Finding, Severity
 from .text.closings import OFFER
@@ -285,27 +286,33 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     12. failed: the final words wait for the user to supply something ("I'll wait for you to
         share the files", "please share the relevant files", "could you please clarify: …"), the
         last turn did no work and nothing is left to do.
-    13. partial: the final words admit the result is unverified or incomplete ("the test has
+    13. the final reply's last sentence announces the agent's own next step ("Now, I need to add
+        her to the 'general' channel.", "I will post the summary using send_channel_message.",
+        "Let me check the logs.") and nothing follows it: the agent stopped mid-task. Partial
+        when the last turn did work, else failed. Not an offer ("let me know if …"), a question,
+        a conditional ("If you want, I can …"), nor an answer the user closed after; English
+        phrasing only.
+    14. partial: the final words admit the result is unverified or incomplete ("the test has
         issues but ...", "beyond what I can easily test", "it should fix the issue, but it
         doesn't", a summary whose own figures say it is not done: "50 tests (43 passing)", "7
         of 50 tests failing", "left untested"), or the last turn's replies admit it twice or
         more, anywhere ("I can't run it without numpy/pandas", ..., "Actually, I can't run it
         without numpy/pandas"; "we haven't
         actually reproduced the original error", ..., "I need to give up on reproducing it").
-    14. partial: any other record finding of severity friction or blocker (finished, but an
+    15. partial: any other record finding of severity friction or blocker (finished, but an
         approval was left pending, a plan step skipped, a block worked around).
-    15. achieved: the final words say nothing is left to do, and the last turn did no work.
-    16. achieved: a finishing call (`complete_task` whose result is no error, or a submit
+    16. achieved: the final words say nothing is left to do, and the last turn did no work.
+    17. achieved: a finishing call (`complete_task` whose result is no error, or a submit
         step), or status `completed`.
-    17. unknown: the final reply is a short question (under 300 characters, ending in "?") in
+    18. unknown: the final reply is a short question (under 300 characters, ending in "?") in
         a turn where the agent called no tool: it is waiting on the user. Not the agent's
         closing offer ("Is there anything else I can help you with?"), which needs no answer.
-    18. partial: the final reply says the task is done ("Your flight has been booked", "I've
+    19. partial: the final reply says the task is done ("Your flight has been booked", "I've
         updated the file", "Done!"), admits no problem (no "error", "failed", "unfortunately",
         "but", ...), and the last tool result before it in its turn is an error: the claim
         does not hold. Not an error of a coding client's general shell (`Bash`, `shell`,
         `execute_command`, ...), where a failed probe ("tool --version") is common.
-    19. achieved: the final reply answers with text (or the user closed after it, step 6).
+    20. achieved: the final reply answers with text (or the user closed after it, step 6).
 
     Every outcome's reason quotes the message it rests on (the agent's answer or confirmation,
     the user's closing or give-up, the error card, the final words read), and the card's
@@ -393,6 +400,12 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
     if waiting is not None and not ending.worked:
         return Verdict(Outcome.FAILED, f"ends waiting for the user, nothing done in turn {waiting[0].turn}: "
                        f"{_quote(waiting[1])}", waiting[0].id, kind="waiting-for-user")
+    announced = None if left else announced_step(ending)
+    if announced is not None:
+        message, sentence = announced
+        why = f"the last reply, in turn {message.turn}, announces a next step it never took: {_quote(sentence)}"
+        return Verdict(Outcome.PARTIAL if ending.worked else Outcome.FAILED, why, message.id,
+                       kind="announces-next-step")
     caveat = ending.says(CAVEAT)
     if caveat is not None:
         return Verdict(Outcome.PARTIAL, f"the final words, in turn {caveat[0].turn}, admit: {_quote(caveat[1])}",

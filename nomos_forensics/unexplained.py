@@ -25,7 +25,8 @@ from .rule import Severity
 
 FAILURE_OUTCOMES = ("failed", "partial", "unknown")
 EXPLAINED_AT = Severity.FRICTION  # a finding at or above this severity explains a failure
-LEFT_OUT = {"still-running": "still running (status active, last message recent)"}
+LEFT_OUT = {"still-running": "still running (status active, last message recent)",
+            "unreadable": "its rows could not be read (the card's errors say why)"}
 SAMPLE = 8  # sessions kept per group (bottom-k by hash): the examples and the topic words
 EXAMPLES = 3
 MIN_GROUP = 3  # a group of fewer sessions is shown as "ungrouped"
@@ -53,6 +54,7 @@ ENDINGS = {
     "doubts": "the last turn admits more than once the result is not verified",
     "record-finding": "finished, with a record finding",
     "asks-question": "ends with the agent asking the user a question",
+    "announces-next-step": "the last reply announces a next step the agent never took",
     "claim-contradicted": "claims success right after a failed tool call",
 }
 
@@ -120,7 +122,7 @@ class Signature:
 
     def describe(self) -> str:
         parts = [ENDINGS.get(self.ending, self.ending)]
-        if SHAPES.get(self.shape) and (self.ending, self.shape) != ("asks-question", "question"):
+        if SHAPES.get(self.shape) and (self.ending, self.shape) not in _SAID_BY_ENDING:
             parts.append(SHAPES[self.shape])
         if self.error is not None:
             parts.append(f"last tool `{self.tool}` errored with `{self.error} …`" if self.tool
@@ -134,6 +136,7 @@ class Signature:
 
 
 BY_STATUS = ("status-failed", "cancelled")
+_SAID_BY_ENDING = {("asks-question", "question"), ("announces-next-step", "promise")}  # no need to say it twice
 
 
 def verdict_without_status(session: Session) -> str:

@@ -19,6 +19,7 @@ from nomos_forensics import devdb
 from nomos_forensics.config import parse
 from nomos_forensics.errors import ConfigError
 from nomos_forensics.scan.groups import Unexplained
+from nomos_forensics.scan.stream import _broken_card
 from nomos_forensics.testing import review_in_memory
 from nomos_forensics.unexplained import (
     SAMPLE,
@@ -91,7 +92,11 @@ def test_bad_input_is_grouped_or_left_out_never_a_traceback():
     for card in cards:
         groups.add(card)
         json.dumps(card.to_json())
+    broken = _broken_card(cards[0].session.info, ValueError("unreadable row"))  # what scan makes of an unreadable one
+    groups.add(broken)
+    cards.append(broken)
     data = groups.to_json(top=50)
+    assert data["left_out"] == {"unreadable": 1} and broken.to_json()["unexplained"] is None
     assert data["failures"] == sum(c.outcome in ("failed", "partial", "unknown") for c in cards)
     assert data["failures"] == data["explained"] + data["unexplained"] + sum(data["left_out"].values())
     assert all(len(json.dumps(g)) < 20_000 for g in data["groups"])

@@ -366,4 +366,5 @@ def _broken_card(info, error: Exception) -> Card:
     return Card(
         session=session, stats=Stats.of(session), objective="(session could not be read)",
         outcome="unknown", errors=[RuleError("engine", type(error).__name__, str(error)[:300])],
+        unexplained="unreadable",  # not grouped: counted apart (unexplained.LEFT_OUT)
     )
