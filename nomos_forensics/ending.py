@@ -466,7 +466,7 @@ def announced(ending: Ending) -> "tuple[Message, str] | None":
     answer = ending.answer
     if answer is None:
         return None
-    said = [s for s in sentences((answer.text or "")[-2000:]) if s.strip()]
+    said = [s for s in sentences((answer.text or "")[-400:]) if s.strip()]  # the last sentence is in its tail
     if not said or said[-1].rstrip().endswith(("?", "\uff1f")):
         return None
     return (answer, said[-1]) if ANNOUNCES.search(canonical(said[-1].strip())) else None
