@@ -341,3 +341,48 @@ def test_every_shape_reads_at_two_widths(shape_reports, shots, shape, width):
         driver.set_window_size(width, min(height + 140, 7000))
         driver.save_screenshot(str(shots / f"{shape}-{width}.png"))
     print(f"screenshot: {shots / f'{shape}-{width}.png'}", file=sys.stderr)
+
+
+@pytest.fixture(scope="module")
+def unexplained_report(make_db, tmp_path_factory):
+    """Four sessions that fail the same way, and that no rule explains: one unexplained group."""
+    from nomos_forensics.testing import insert_case
+
+    dsn = make_db()
+    for n in range(4):
+        insert_case(dsn, {"name": f"restart {n} <b>bold</b>", "session": {"status": "failed"}, "messages": [
+            {"user": f"restart nginx on lxc 10{n}"},
+            {"assistant": {"text": "", "tool_calls": [{"id": "c1", "name": "run", "arguments": {"cmd": f"r {n}"}}]}},
+            {"tool": {"tool_call_id": "c1", "name": "run", "is_error": True,
+                      "output": f"Error: permission denied (publickey) for 10.0.5.{n}"}},
+            {"assistant": "I could not restart nginx: permission denied <script>alert(1)</script>."}]})
+    path = tmp_path_factory.mktemp("unexplained") / "report.html"
+    from nomos_forensics.cli import run
+
+    assert run(["report", "--dsn", dsn, "-o", str(path)]) in (0, 1)
+    return path
+
+
+def test_unexplained_groups_open_on_their_examples(browser, unexplained_report, shots):
+    """Issue 34: the section lists the group, its details show the quotes that make the examples
+    alike and the rule skeleton, and an example opens on its transcript with the messages marked."""
+    _open(browser, unexplained_report)
+    section = browser.find_element("id", "unexplained")
+    assert section.is_displayed()
+    rows = section.find_elements("css selector", "#table-unexplained tbody tr")
+    assert len(rows) == 1 and "errored with" in rows[0].text and "4" in rows[0].text
+    group = section.find_element("css selector", "details.group")
+    group.find_element("tag name", "summary").click()
+    quotes = [q for q in group.find_elements("css selector", "blockquote.quote") if q.is_displayed()]
+    assert len(quotes) == 6 and any("permission denied" in q.text for q in quotes)
+    assert "<script>" in group.text  # hostile text stays text
+    assert group.find_element("css selector", "pre.skeleton").is_displayed()
+    browser.save_screenshot(str(shots / "unexplained.png"))
+    link = group.find_element("css selector", "ul.examples a")
+    sid = link.get_attribute("href").split("#s-", 1)[1]
+    link.click()
+    page = browser.find_element("id", f"s-{sid}")
+    assert page.is_displayed() and not browser.find_element("id", "overview").is_displayed()
+    marked = page.find_elements("css selector", "ol.transcript > li.msg.hit")
+    assert len(marked) == 2 and all("unexplained" in m.text for m in marked)
+    assert console_errors(browser) == [] and browser.execute_script("return window.alerted === undefined")
