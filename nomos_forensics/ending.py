@@ -78,6 +78,7 @@ GATES = {UNABLE: UNABLE_WORDS, **{pattern: tuple(lexicon.words(_WORDS["words"][k
     (NOTHING_LEFT, "nothing_left"), (CAVEAT, "caveat"), (WAITING, "waiting"), (HANDOFF, "handoff"),
     (SUCCESS_CLAIM, "success_claim"))}}
 _GATE_OF = {id(pattern): words for pattern, words in GATES.items()}  # a Pattern hashes its whole program
+_CONDITIONAL = re.compile(r"\W*(?:if|unless|assuming|suppose|supposing)\b")  # a sentence that states a condition
 FINAL_MESSAGES = 3  # how many of the last turn's text replies count as the agent's final words
 
 
@@ -222,6 +223,8 @@ class Ending:
                 if sentence.rstrip().endswith(("?", "\uff1f")):
                     continue  # a question claims nothing
                 plain = canonical(sentence)
+                if _CONDITIONAL.match(plain):
+                    continue  # nor does a condition ("If I cannot modify tests, I cannot add one")
                 if what.search(plain) and not (unless is not None and unless.search(plain)):
                     return message, sentence
         return None
@@ -394,7 +397,8 @@ def _doubts(replies: "list[Message]", plain=_plain) -> "tuple[tuple[Message, str
         if not _may_doubt(message.text or "") or CAVEAT.search(plain(message)) is None:
             continue
         found.extend((message, sentence) for sentence in sentences(message.text or "")
-                     if not sentence.rstrip().endswith(("?", "\uff1f")) and CAVEAT.search(canonical(sentence)))
+                     if not sentence.rstrip().endswith(("?", "\uff1f")) and CAVEAT.search(plain_sentence := canonical(sentence))
+                     and not _CONDITIONAL.match(plain_sentence))
     return tuple(found)
 
 

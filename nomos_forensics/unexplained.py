@@ -227,7 +227,7 @@ def read(card) -> Reading | str | None:
         if failed:
             error_message = result
             tool = (result.tool_name if result.role == "tool" else
-                    next((r.name for r in result.tool_results if r.is_error), None)) or "(unnamed)"
+                    next((r.name for r in result.tool_results if r.is_error), None) or "(unnamed)").replace("|", "/")
             error = error_words(result.output or "") or "(no text)"
     if error is None and kind == "ends-error":
         card_message = session.messages[-1] if session.messages else None

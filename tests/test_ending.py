@@ -583,3 +583,17 @@ def test_an_announcement_without_work_fails_and_a_closing_after_it_stands():
         == Outcome.FAILED
     closed = _invite("Now, I need to add her to the channels.", ("user", {"text": "thanks, I'll do that myself"}))
     assert verdict(closed, []).kind != "announces-next-step"
+
+
+@pytest.mark.parametrize("musing", [
+    "If I cannot modify the tests, I cannot add a new test file.",
+    "So I cannot add a new test case to the repository.",
+    "Unless the fixture changes, we can't verify it here.",
+])
+def test_a_condition_or_the_tasks_own_rule_is_no_admission(musing):
+    """mini-swe-agent (tune) reasons about its task's rules before submitting: not a failure."""
+    s = _session(("user", {"text": "<pr_description> fix the lookup </pr_description>"}),
+                 ("assistant", {"text": "", "tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "sed -i s/a/b/ x.py"}}]}),
+                 ("tool", {"tool_call_id": "c1", "name": "bash", "output": ""}),
+                 ("assistant", {"text": f"{musing} The fix is in place."}))
+    assert verdict(s, []).outcome == Outcome.ACHIEVED
