@@ -393,7 +393,7 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
         message, sentence = unable
         if ending.worked_after(message) or (ending.kind == COMPLETED and ending.worked):
             return Verdict(Outcome.PARTIAL, f"turn {message.turn} did work, but says: {_quote(sentence)}", message.id,
-                           kind="says-unable-after-work")
+                           kind="submitted-saying-unable" if ending.kind == COMPLETED else "says-unable-after-work")
         return Verdict(Outcome.FAILED, f"the final words, in turn {message.turn}, say it could not: {_quote(sentence)}",
                        message.id, kind="says-unable")
     waiting = None if left else ending.says(WAITING)

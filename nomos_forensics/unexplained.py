@@ -49,6 +49,7 @@ ENDINGS = {
     "change-undone": "the user undid the last turn's change",
     "says-unable": "the final words say the agent could not do it",
     "says-unable-after-work": "the agent did work, then its final words say it could not do part of it",
+    "submitted-saying-unable": "the run submitted its work, though its final words say it could not do part of it",
     "waiting-for-user": "ends waiting for the user to supply something, nothing done",
     "caveat": "the final words admit the result is incomplete or unverified",
     "doubts": "the last turn admits more than once the result is not verified",
@@ -71,6 +72,8 @@ _PROMISE = re.compile(r"\b(?:i(?:'ll| will)|let me|i(?:'m| am) going to|give me 
 SHAPES = {
     "none": "the agent wrote no reply in the last turn",
     "question": "the agent's last reply asks a question",
+    "presence-check": "the agent's last reply asks whether the user is still there",
+    "greeting": "the agent's last reply greets the user and asks how it can help, as if the chat had just begun",
     "promise": "the agent's last reply promises to do something next",
     "problem": "the agent's last reply reports a problem",
     "claim": "the agent's last reply says the task is done",
@@ -137,6 +140,17 @@ class Signature:
 
 BY_STATUS = ("status-failed", "cancelled")
 _SAID_BY_ENDING = {("asks-question", "question"), ("announces-next-step", "promise")}  # no need to say it twice
+# the question that ends a support chat, in its last sentence: is the user still there; how can I
+# help (a greeting: the chat started over). Languages of the support corpus.
+_PRESENCE = re.compile(
+    r"(?:are|r)\s+you\s+still\s+(?:there|here|with\s+me|online)|still\s+there\s*\?|est(?:á|a|as|ás)\s+(?:aí|ai|ahí|ahi)|"
+    r"ainda\s+(?:está|esta|estás)\s+(?:aí|ai|por\s+aí|connosco|comigo|conectad)|estamos\s+conectad|"
+    r"sigues?\s+(?:ahí|ahi|ah[ií]|conectad)|(?:sind|bist)\s+(?:sie|du)\s+noch\s+(?:da|dran|online)|"
+    r"êtes-vous\s+toujours\s+là|es-tu\s+toujours\s+là|вы\s+(?:ещё|еще)\s+здесь|ты\s+(?:ещё|еще)\s+здесь", re.I)
+_GREETING = re.compile(
+    r"how\s+(?:can|may)\s+i\s+(?:help|assist)(?:\s+you)?(?:\s+today)?\s*\?$|como\s+(?:posso|puedo)\s+(?:ajudar|ayudar)(?:[\w\s-]{0,20})?\?$|"
+    r"wie\s+kann\s+ich\s+(?:ihnen|dir)\s+helfen\s*\?$|comment\s+puis-je\s+vous\s+aider\s*\?$|чем\s+(?:могу|я\s+могу)\s+помочь\s*\?$",
+    re.I)
 
 
 def verdict_without_status(session: Session) -> str:
@@ -180,7 +194,8 @@ def reply_shape(message: Message | None) -> str:
     text = (message.text or "").strip()
     head, tail = text[:600], text[-400:]
     if tail.endswith(("?", "？")):
-        return "question"
+        last = tail[-120:]
+        return "presence-check" if _PRESENCE.search(last) else "greeting" if _GREETING.search(last) else "question"
     if _PROBLEM.search(head) or _PROBLEM.search(tail):
         return "problem"
     if _PROMISE.search(head) or _PROMISE.search(tail):
@@ -234,7 +249,8 @@ def read(card) -> Reading | str | None:
         card_message = next((m for m in reversed(turn) if m.error), card_message)
         if card_message is not None and card_message.error:
             error_message, error = card_message, error_words(card_message.error) or "(no text)"
-    signature = Signature(kind, reply_shape(final), tool, error)
+    shape = "promise" if kind == "announces-next-step" else reply_shape(final)  # the ending read it already
+    signature = Signature(kind, shape, tool, error)
     info = session.info
     example: dict[str, Any] = {
         "id": info.id, "outcome": card.outcome, "reason": excerpt(card.outcome_reason, QUOTE),

@@ -243,3 +243,15 @@ def test_compare_tests_the_groups(capsys, bench_dsn):
     assert groups and all(g["verdict"] in ("grew", "shrank", "no significant change", "too few sessions")
                           for g in groups)
     assert {"group", "description", "before", "after", "q_value"} <= set(groups[0])
+
+
+def test_a_support_chat_ending_on_are_you_still_there_or_a_greeting_is_its_own_shape():
+    from nomos_forensics.unexplained import reply_shape
+
+    def shape(text):
+        return reply_shape(card_of([{"user": "x"}, {"assistant": text}]).session.messages[-1])
+
+    assert shape("Eles estão, mas as aulas estão reservadas. Você ainda está aí?") == "presence-check"
+    assert shape("Sind Sie noch da?") == "presence-check"
+    assert shape("Obrigado por ter entrado em contacto. Como posso ajudar?") == "greeting"
+    assert shape("Wie lange haben Sie das Gerät schon?") == "question"
