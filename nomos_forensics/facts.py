@@ -54,4 +54,6 @@ def _group_key(unexplained) -> str | None:
     """The Signature.key a card line's `unexplained` object names (None when it names none)."""
     if not isinstance(unexplained, dict) or not isinstance(unexplained.get("ending"), str):
         return None
-    return "|".join(str(unexplained.get(name) or "") for name in ("ending", "reply", "tool", "error"))
+    kind = "chat" if unexplained.get("chat") is True else "agent"
+    return "|".join((str(unexplained["ending"]), str(unexplained.get("reply") or ""), kind,
+                     str(unexplained.get("tool") or ""), str(unexplained.get("error") or "")))

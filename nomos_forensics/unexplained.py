@@ -113,10 +113,12 @@ class Signature:
     shape: str  # SHAPES: the agent's last reply
     tool: str | None = None  # the tool whose result, the last of the last turn, is an error
     error: str | None = None  # that error's (or the error card's) first words, masked
+    chat: bool = False  # asks-question in a session with no tool call at all: a conversation, not a tool agent
 
     @property
     def key(self) -> str:
-        return "|".join((self.ending, self.shape, self.tool or "", self.error or ""))
+        return "|".join((self.ending, self.shape, "chat" if self.chat else "agent", self.tool or "",
+                         self.error or ""))
 
     @property
     def id(self) -> str:
@@ -127,6 +129,8 @@ class Signature:
         parts = [ENDINGS.get(self.ending, self.ending)]
         if SHAPES.get(self.shape) and (self.ending, self.shape) not in _SAID_BY_ENDING:
             parts.append(SHAPES[self.shape])
+        if self.chat:
+            parts.append("a conversation without tool calls")
         if self.error is not None:
             parts.append(f"last tool `{self.tool}` errored with `{self.error} …`" if self.tool
                          else f"the error says `{self.error} …`")
@@ -134,8 +138,8 @@ class Signature:
 
     @classmethod
     def from_key(cls, key: str) -> "Signature":
-        ending, shape, tool, error = (key.split("|", 3) + ["", "", "", ""])[:4]
-        return cls(ending, shape, tool or None, error or None)
+        ending, shape, kind, tool, error = (key.split("|", 4) + ["", "", "", "", ""])[:5]
+        return cls(ending, shape, tool or None, error or None, kind == "chat")
 
 
 BY_STATUS = ("status-failed", "cancelled")
@@ -215,7 +219,7 @@ class Reading:
     def to_json(self) -> dict[str, Any]:
         """The card's `unexplained` object: the group's id and what it is grouped by."""
         s = self.signature
-        return {"group": s.id, "ending": s.ending, "reply": s.shape, "tool": s.tool, "error": s.error}
+        return {"group": s.id, "ending": s.ending, "reply": s.shape, "chat": s.chat, "tool": s.tool, "error": s.error}
 
 
 def read(card) -> Reading | str | None:
@@ -250,7 +254,10 @@ def read(card) -> Reading | str | None:
         if card_message is not None and card_message.error:
             error_message, error = card_message, error_words(card_message.error) or "(no text)"
     shape = "promise" if kind == "announces-next-step" else reply_shape(final)  # the ending read it already
-    signature = Signature(kind, shape, tool, error)
+    # a question left open means one thing in a support chat (the customer left) and another in a
+    # tool agent (it asked for what it could look up): told apart for that ending only
+    chat = kind == "asks-question" and not any(m.tool_calls or m.role == "tool" for m in session.messages)
+    signature = Signature(kind, shape, tool, error, chat)
     info = session.info
     example: dict[str, Any] = {
         "id": info.id, "outcome": card.outcome, "reason": excerpt(card.outcome_reason, QUOTE),
@@ -291,6 +298,7 @@ from nomos_forensics.rulekit import Evidence, Rule, Severity, failure_signature,
 
 ENDING = {signature.ending!r}  # how the conversation ends (docs/outcome.md)
 REPLY = {signature.shape!r}  # the shape of the agent's last reply
+CHAT = {signature.chat!r}  # a conversation with no tool call at all
 TOOL = {signature.tool!r}  # the tool whose result, the last of the last turn, is an error
 ERROR = {error}  # the error's first words, masked
 
@@ -310,9 +318,10 @@ class {cls}(Rule):
 
     def check(self, session, ctx):
         found = failure_signature(session)
-        if (found.signature.ending, found.signature.shape, found.signature.tool) != (ENDING, REPLY, TOOL):
+        got = found.signature
+        if (got.ending, got.shape, got.chat, got.tool) != (ENDING, REPLY, CHAT, TOOL):
             return
-        if ERROR is not None and not ERROR.search(found.signature.error or ""):
+        if ERROR is not None and not ERROR.search(got.error or ""):
             return
         yield self.finding({signature.describe()!r}, [Evidence(found.message.id, found.message.turn,
                                                          found.quote)] if found.message else [])

@@ -255,3 +255,14 @@ def test_a_support_chat_ending_on_are_you_still_there_or_a_greeting_is_its_own_s
     assert shape("Sind Sie noch da?") == "presence-check"
     assert shape("Obrigado por ter entrado em contacto. Como posso ajudar?") == "greeting"
     assert shape("Wie lange haben Sie das Gerät schon?") == "question"
+
+
+def test_an_open_question_in_a_support_chat_is_not_grouped_with_a_tool_agents():
+    chat = card_of([{"user": "my e-reader will not sync"}, {"assistant": "Have you restarted it?"}], status="failed")
+    agent = card_of([{"user": "add Sarah to the meeting"},
+                     {"assistant": {"text": "", "tool_calls": [{"id": "c1", "name": "get_events", "arguments": {}}]}},
+                     {"tool": {"tool_call_id": "c1", "name": "get_events", "output": "[]"}},
+                     {"assistant": "Have you restarted it?"}], status="failed")
+    assert chat.unexplained.signature.chat and not agent.unexplained.signature.chat
+    assert chat.unexplained.signature.id != agent.unexplained.signature.id
+    assert "a conversation without tool calls" in chat.unexplained.signature.describe()
