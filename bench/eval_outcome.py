@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
@@ -29,7 +28,7 @@ sys.path.insert(0, str(HERE))
 import real_corpus  # noqa: E402
 import text_corpus  # noqa: E402
 
-SCRIPT = Path(sys.executable).with_name("nomos-forensics")
+SCRIPT = text_corpus.SCRIPT  # the nomos-forensics beside this Python
 
 
 def sessions(split: str) -> dict[str, dict]:
@@ -54,30 +53,18 @@ def build(admin_dsn: str, dbname: str, chosen: dict[str, dict]) -> str:
         return real_corpus.build(admin_dsn, dbname, Path(folder))
 
 
-def scan(dsn: str, tool: Path = SCRIPT) -> list[dict]:
-    done = subprocess.run([str(tool), "scan", "--dsn", dsn, "--format", "jsonl"],
-                          capture_output=True, text=True)
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"scan failed ({done.returncode}): {done.stderr[-500:]}")
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-
-
 def pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}% ({part}/{whole})" if whole else "-"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dsn", required=True, help="an admin connection (the database is made on its server)")
-    parser.add_argument("--split", choices=("tune", "locked"), default="tune")
-    parser.add_argument("--locked-once", action="store_true", help="score the locked test (figures only)")
-    parser.add_argument("--no-build", action="store_true")
+    text_corpus.split_options(parser)
     parser.add_argument("--cases", type=int, default=0, help="successes not called achieved to print (tune only)")
     parser.add_argument("--tool", type=Path, default=SCRIPT, help="the nomos-forensics to score (another checkout's, "
                         "for a before/after on one database)")
     args = parser.parse_args()
-    if args.split == "locked" and not args.locked_once:
-        raise SystemExit("the locked test is scored once, when the work is done: pass --locked-once")
+    text_corpus.check_split(args)
     import psycopg.conninfo
     from tabulate import tabulate
 
@@ -87,7 +74,7 @@ def main() -> int:
     dbname = f"nomos_forensics_outcome_{args.split}"
     dsn = psycopg.conninfo.make_conninfo(args.dsn, dbname=dbname) if args.no_build else build(args.dsn, dbname, chosen)
     keys = {real_corpus.session_id(key): key for key in chosen}
-    cards = {keys[c["session"]["id"]]: c for c in scan(dsn, args.tool) if c.get("session", {}).get("id") in keys}
+    cards = {keys[c["session"]["id"]]: c for c in text_corpus.scan_cards(dsn, args.tool) if c.get("session", {}).get("id") in keys}
 
     rows, confusion, misses = [], defaultdict(Counter), []
     for family in sorted({i["family"] for i in chosen.values()}):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -31,7 +30,6 @@ import real_corpus  # noqa: E402
 import text_corpus  # noqa: E402
 import train_text  # noqa: E402
 
-SCRIPT = Path(sys.executable).with_name("nomos-forensics")
 REFUSAL_RULES = {"cant-run": "cant-run", "no-web-tool": "no-web-tool", "policy-refusal": "policy"}
 KINDS = ("cant-run", "no-web-tool", "policy", "business-rule")
 # A plain list of refusal phrases: the refusal prefixes of Zou et al.'s GCG evaluation (llm-attacks),
@@ -120,13 +118,6 @@ def positions(dsn: str) -> dict[int, tuple[str, int]]:
     return out
 
 
-def scan(dsn: str) -> list[dict]:
-    done = subprocess.run([str(SCRIPT), "scan", "--dsn", dsn, "--format", "jsonl"], capture_output=True, text=True)
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"scan failed ({done.returncode}): {done.stderr[-500:]}")
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-
-
 def predictions(cards: list[dict], where: dict[int, tuple[str, int]], keys: dict[str, str]) -> tuple[dict, dict, dict, Counter]:
     """(refusal kind per item, wrong-language items, frustration (kind, grade) per item, conflicts)
     as the findings point at the items' messages."""
@@ -184,15 +175,11 @@ def by_language_table(items: list[str], language_of, gold: dict, got: dict, head
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dsn", required=True, help="an admin connection (the database is made on its server)")
-    parser.add_argument("--split", choices=("tune", "locked"), default="tune")
-    parser.add_argument("--locked-once", action="store_true", help="score the locked test (figures only)")
-    parser.add_argument("--no-build", action="store_true")
+    text_corpus.split_options(parser)
     parser.add_argument("--cases", type=int, default=0, help="misses and false alarms to print (tune only)")
     parser.add_argument("--json", type=Path, help="write per-item predictions to this file")
     args = parser.parse_args()
-    if args.split == "locked" and not args.locked_once:
-        raise SystemExit("the locked test is scored once, when the work is done: pass --locked-once")
+    text_corpus.check_split(args)
     if args.split == "locked":
         args.cases = 0
     import psycopg.conninfo
@@ -205,7 +192,7 @@ def main() -> int:
     dbname = f"nomos_forensics_text_{args.split}"
     dsn = psycopg.conninfo.make_conninfo(args.dsn, dbname=dbname) if args.no_build else build(args.dsn, dbname, session_keys)
     keys = {real_corpus.session_id(key): key for key in session_keys}
-    cards = scan(dsn)
+    cards = text_corpus.scan_cards(dsn)
     refusals, wrong, frustration, conflicts = predictions(cards, positions(dsn), keys)
 
     # ------------------------------------------------------------------ replies

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -25,28 +24,16 @@ sys.path.insert(0, str(HERE))
 
 import eval_outcome  # noqa: E402
 import real_corpus  # noqa: E402
-
-SCRIPT = Path(sys.executable).with_name("nomos-forensics")
-
-
-def scan(dsn: str, tool: Path = SCRIPT) -> dict:
-    done = subprocess.run([str(tool), "scan", "--dsn", dsn, "--format", "json"], capture_output=True, text=True)
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"scan failed ({done.returncode}): {done.stderr[-500:]}")
-    return json.loads(done.stdout)
+import text_corpus  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dsn", required=True, help="an admin connection (the database is made on its server)")
-    parser.add_argument("--split", choices=("tune", "locked"), default="tune")
-    parser.add_argument("--locked-once", action="store_true", help="score the locked test (figures only)")
-    parser.add_argument("--no-build", action="store_true")
+    text_corpus.split_options(parser)
     parser.add_argument("--top", type=int, default=5)
     parser.add_argument("--show", type=int, default=0, help="examples of each top group to print in full (tune only)")
     args = parser.parse_args()
-    if args.split == "locked" and not args.locked_once:
-        raise SystemExit("the locked test is scored once, when the work is done: pass --locked-once")
+    text_corpus.check_split(args)
     import psycopg.conninfo
 
     chosen = eval_outcome.sessions(args.split)
@@ -54,7 +41,7 @@ def main() -> int:
     dsn = (psycopg.conninfo.make_conninfo(args.dsn, dbname=dbname) if args.no_build
            else eval_outcome.build(args.dsn, dbname, chosen))
     keys = {real_corpus.session_id(key): key for key in chosen}
-    document = scan(dsn)
+    document = json.loads(text_corpus.run_scan(dsn, fmt="json"))
     cards = {keys[c["session"]["id"]]: c for c in document["cards"] if c["session"]["id"] in keys}
     sizes = Counter(c["unexplained"]["group"] for c in cards.values() if c.get("unexplained"))
     failed = [k for k in cards if chosen[k]["outcome"] == "failure"]

@@ -21,6 +21,7 @@ import json
 import math
 import random
 import re
+import subprocess
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -85,6 +86,37 @@ def kind_of(source: dict[str, Any]) -> str:
 
 def load_split() -> dict[str, Any]:
     return yaml.safe_load(SPLIT.read_text(encoding="utf-8")) if SPLIT.exists() else {"families": {}}
+
+
+def split_options(parser: argparse.ArgumentParser) -> None:
+    """The options every evaluation on one side of split.yaml takes (eval_text, eval_outcome,
+    eval_unexplained): the admin DSN, the side, the locked test's guard, reuse of the database."""
+    parser.add_argument("--dsn", required=True, help="an admin connection (the database is made on its server)")
+    parser.add_argument("--split", choices=("tune", "locked"), default="tune")
+    parser.add_argument("--locked-once", action="store_true", help="score the locked test (figures only)")
+    parser.add_argument("--no-build", action="store_true")
+
+
+def check_split(args: argparse.Namespace) -> None:
+    """The locked test is scored once, at the end, and only when asked for by name."""
+    if args.split == "locked" and not args.locked_once:
+        raise SystemExit("the locked test is scored once, when the work is done: pass --locked-once")
+
+
+SCRIPT = Path(sys.executable).with_name("nomos-forensics")
+
+
+def run_scan(dsn: str, tool: Path = SCRIPT, fmt: str = "jsonl") -> str:
+    """`nomos-forensics scan` of one database, its output (exit 0 or 1; anything else stops here)."""
+    done = subprocess.run([str(tool), "scan", "--dsn", dsn, "--format", fmt], capture_output=True, text=True)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"scan failed ({done.returncode}): {done.stderr[-500:]}")
+    return done.stdout
+
+
+def scan_cards(dsn: str, tool: Path = SCRIPT) -> list[dict]:
+    """The cards of `scan --format jsonl` of one database."""
+    return [json.loads(line) for line in run_scan(dsn, tool).splitlines() if line.strip()]
 
 
 def language_of(source: dict[str, Any]) -> str:
