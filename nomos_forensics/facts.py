@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .card import Card
+from .unexplained import Signature
 
 UNKNOWN = "(unknown)"  # a NULL model, or a created_at Python cannot hold
 
@@ -54,6 +55,6 @@ def _group_key(unexplained) -> str | None:
     """The Signature.key a card line's `unexplained` object names (None when it names none)."""
     if not isinstance(unexplained, dict) or not isinstance(unexplained.get("ending"), str):
         return None
-    kind = "chat" if unexplained.get("chat") is True else "agent"
-    return "|".join((str(unexplained["ending"]), str(unexplained.get("reply") or ""), kind,
-                     str(unexplained.get("tool") or ""), str(unexplained.get("error") or "")))
+    return Signature(str(unexplained["ending"]), str(unexplained.get("reply") or ""),
+                     unexplained.get("tool") or None, unexplained.get("error") or None,
+                     unexplained.get("chat") is True).key

@@ -182,15 +182,6 @@ def is_error_output(message: Message) -> bool:
     return message.is_error or bool(message.output and _ERROR_TEXT.search(message.output[:300]))
 
 
-def last_turn(session: Session) -> list[Message]:
-    """The messages of the session's last turn (all of them when no user message)."""
-    messages = session.messages
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].role == "user":
-            return messages[i:]
-    return messages
-
-
 def reply_shape(message: Message | None) -> str:
     """SHAPES: what the agent's last reply does, read in its head and its tail."""
     if message is None:
@@ -237,7 +228,7 @@ def read(card) -> Reading | str | None:
         beneath = verdict_without_status(session)  # a failure, says more (and groups with the same
         if beneath in ENDINGS and beneath not in BY_STATUS:  # failure under another status)
             kind = beneath
-    turn = last_turn(session)
+    turn = session.turns[-1].messages if session.turns else session.messages  # no user message: all of it
     final = next((m for m in reversed(turn) if m.role == "assistant" and m.has_text), None)
     tool, error, error_message = None, None, None
     result = next((m for m in reversed(turn) if m.role == "tool" or m.tool_results), None)
