@@ -8,7 +8,10 @@ held in memory (frozen from the garbage collector, which in a scan never sees mo
 sessions), and each stage is timed `--repeat` times on the same objects and the best run is
 kept, so the figures compare stages measured side by side in one process rather than across
 noisy runs. The card stage recomputes
-each session's ending (`Session.ending` is cached on first use, by the first rule that asks).
+each session's ending (`Session.ending` is cached on first use, by the first rule that asks), and
+the refusal decisions every text rule shares (`rulekit.refusals`, cached on the session by the
+first rule that asks) are a stage of their own: without it, whichever rule asked first paid for
+them only in the first of the `--repeat` runs, and the best run hid them.
 
     .venv/bin/python bench/rule_times.py --sessions 2000 --compare /path/to/other/checkout
 
@@ -38,6 +41,7 @@ from nomos_forensics.db import ConnectionSettings, Database  # noqa: E402
 from nomos_forensics.engine import build_ruleset, review  # noqa: E402
 from nomos_forensics.render import card_json  # noqa: E402
 from nomos_forensics.rule import RuleContext  # noqa: E402
+from nomos_forensics.rulekit import refusals  # noqa: E402
 from nomos_forensics.scan import ScanFilters, Summary, stream_sessions  # noqa: E402
 from nomos_forensics.scan.stream import settle_memory  # noqa: E402
 from nomos_forensics.schema import reflect  # noqa: E402
@@ -104,6 +108,15 @@ def main() -> None:
             decide_outcome(s, [])
 
     rows.append(("card: stats, objective, outcome", best_of(args.repeat, card_only)))
+
+    def decisions():
+        for s in sessions:
+            s.__dict__.pop("_refusals", None)  # cached on the session by whichever rule asks first
+            refusals(s)
+
+    # timed on its own, then left cached: each rule below is timed without it, as in a scan,
+    # where the first rule to ask pays for it once
+    rows.append(("refusal decisions (shared by the text rules)", best_of(args.repeat, decisions)))
     for active in ruleset.active:
         rule = active.rule
 

@@ -369,7 +369,8 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.
             if declined is None:
                 declined = {id(m) for m, _ in refusals(session)}
             context = frustration.Context(
-                earlier=tuple(earlier), reply=assistant_text, reply_error=ended_on_card or not answered,
+                earlier=tuple(earlier[-frustration.EARLIER_READ:]),  # what the model reads of them
+                reply=assistant_text, reply_error=ended_on_card or not answered,
                 reply_asked=bool(reply and reply.asked), reply_declined=id(assistant_message) in declined,
                 signal=_signal(reason))
             yield message, text, context, reason

@@ -82,6 +82,31 @@ def test_word_gates_never_hide_a_match(text):
     assert all(p in tried for p in patterns if p.search(text))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="abcinoé规 '-.\n", max_size=12), min_size=1, max_size=6))
+def test_word_gate_masks_are_the_substring_tests(texts):
+    """A letter run's bits come from an Aho-Corasick pass: the same bits as testing each required
+    word in the run, the way the gates were first written (overlapping words, words inside words)."""
+    patterns = [re.compile(p) for p in (r"\bno\s+(?:i|we)\s+(?:said|can)", r"(?:a|b)c?o+\b", r"ca(?:n't|nnot)",
+                                        r"(?:in\s+){0,2}on", r"-bi\b", r"cannot", r"nn", r"规则")]
+    gates = WordGates()
+    gates.add(patterns)
+    for text in texts:
+        expected = gates.always
+        for run in re.findall(r"[^\W\d_]{2,}", text):
+            for word, bits in gates.bits.items():
+                if word in run:
+                    expected |= bits
+        assert gates.mask(text) == expected
+
+
+def test_straight_quotes_is_the_translation():
+    from nomos_forensics.text.prose import _QUOTES, straight_quotes
+
+    for text in ("", "plain", "can’t “x” `y` ‘z’ ´", "规则’s", "’’``", "no quotes — at all"):
+        assert straight_quotes(text) == text.translate(_QUOTES)
+
+
 def test_gated_alternation_is_exact():
     """AnyPattern over the classes cant-run does not flag (alternatives with macros) says what the pattern says."""
     texts = _user_texts() + _phrases("no-web-tool") + _phrases("cant-run")
@@ -92,6 +117,10 @@ def test_gated_alternation_is_exact():
     gated = AnyPattern(claims._NOT)
     found = [bool(claims._NOT.search(s)) for s in sentences]
     assert [gated.matches(s) for s in sentences] == found
+    assert sum(found) >= 4
+    # the other languages' claims, as claim_in tests them
+    found = [bool(claims._OTHER_LANGUAGES.search(s)) for s in sentences]
+    assert [claims._other_languages().matches(s) for s in sentences] == found
     assert sum(found) >= 4
 
 

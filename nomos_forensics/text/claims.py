@@ -11,10 +11,11 @@ declining, or read as declining for no reason; cant-run asks it about messages t
 
 from __future__ import annotations
 
+import functools
 import re
 
 from . import lexicon
-from .prefilter import any_token, letter_first
+from .prefilter import AnyPattern, any_token, letter_first
 from .prose import statements
 
 
@@ -188,6 +189,16 @@ _OTHER_LANGUAGES = re.compile(
     r"|(?:実行|アクセス|操作|再起動|接続|ログイン|変更|削除|インストール)(?:すること)?(?:が|は)?でき(?:ません|ない)"
     r"|(?:실행|접근|액세스|재시작|연결|접속|수정|삭제|설치)\S{0,3}\s*(?:할\s*수|수)\s*없",
 )
+
+
+@functools.cache
+def _other_languages() -> AnyPattern:
+    """_OTHER_LANGUAGES as a yes/no test, each alternative tried only where its words are (3.7x
+    faster on real replies: the pattern starts with no literal, so the engine tried every branch
+    at every position). Built on first use: its 96 patterns cost start-up otherwise."""
+    return AnyPattern(_OTHER_LANGUAGES)
+
+
 # Not a capability claim: gated on approval, conditional, parallelism, or a question.
 _GATED = re.compile(
     r"\b(?:until|unless|once|before|without|as\s+soon\s+as|pending|awaiting|waiting\s+for|after)\b[^.]{0,60}"
@@ -258,7 +269,7 @@ def claim_in(plain: str) -> bool:
     if not (english or other) or _CONDITIONAL.search(plain):
         return False
     hit = (english and (_NEGATION.search(plain) or _no_capability(plain) or _MORE_CLAIMS.search(plain))) or (
-        other and (_OTHER_LANGUAGES.search(plain) or _CLAIMS_ID.search(plain))
+        other and (_other_languages().matches(plain) or _CLAIMS_ID.search(plain))
     )
     if not hit:
         return False

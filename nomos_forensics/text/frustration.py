@@ -31,8 +31,10 @@ HEAD, TAIL = 1500, 500  # characters of the user's own words read
 # precision 0.61 -> 0.73 (the rule's phrases alone: 0.77 / 0.20); a false alarm costs more
 MIN_MARGIN = 1.0
 REPLY_TAIL = 1500  # characters of the end of the agent's reply before read
+EARLIER_READ = 6  # how many of the user's earlier messages a message is compared with
 _LENGTH_EDGES = (8, 30, 120, 400)
 _SIMILAR_EDGES = (0.3, 0.5, 0.7, 0.9, 0.999)
+_SIMILAR_MILLI = tuple(int(1000 * e) for e in _SIMILAR_EDGES)
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
@@ -41,7 +43,7 @@ _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
 class Context:
     """What surrounds a user message."""
 
-    earlier: tuple[str, ...] = ()  # the user's earlier messages (own words), most recent last
+    earlier: tuple[str, ...] = ()  # the user's earlier messages (own words), most recent last (the last EARLIER_READ read)
     reply: str | None = None  # the agent's last text before it (None: it said nothing)
     reply_error: bool = False  # the agent's turn before it ended on an error card or a blank
     reply_asked: bool = False  # that text ends by asking the user something
@@ -108,10 +110,11 @@ def similarity(text: str, earlier: tuple[str, ...]) -> float:
     if not mine:
         return 0.0
     best = 0.0
-    for other in earlier[-6:]:
+    for other in earlier[-EARLIER_READ:]:
         theirs = _units(other)
         if theirs:
-            best = max(best, len(mine & theirs) / len(mine | theirs))
+            shared = len(mine & theirs)  # the union's size is counted, not built
+            best = max(best, shared / (len(mine) + len(theirs) - shared))
     return best
 
 
@@ -125,10 +128,10 @@ def features(text: str, context: Context) -> tuple[str, ...] | None:
     names = list(text_features(own[:600]))
     names += [f"cue|{t}" for t in tables]
     names += [f"cc|{a}+{b}" for i, a in enumerate(tables) for b in tables[i + 1:]]
-    letters = [c for c in text[:300] if c.isalpha()]  # shouting shows in the opening words
+    letters = list(filter(str.isalpha, text[:300]))  # shouting shows in the opening words
     upper = sum(map(str.isupper, letters))
     names += [f"len|{bucket(len(own), _LENGTH_EDGES)}",
-              f"sim|{bucket(int(1000 * similarity(own, context.earlier)), tuple(int(1000 * e) for e in _SIMILAR_EDGES))}",
+              f"sim|{bucket(int(1000 * similarity(own, context.earlier)), _SIMILAR_MILLI)}",
               f"earlier|{min(len(context.earlier), 3)}"]
     if len(letters) >= 8 and upper >= 0.6 * len(letters):
         names.append("shout|1")

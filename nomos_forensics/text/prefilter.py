@@ -102,6 +102,7 @@ class WordGates:
         self.always = 0  # patterns with no required word: always tried
         self.size = 0
         self._runs: dict[str, int] = {}
+        self._automaton = None  # the required words, built on first need after the last `add`
 
     def add(self, patterns: Sequence, key=None) -> Group:
         """Give `patterns` the next bits. `key` picks the compiled pattern out of an item
@@ -116,6 +117,7 @@ class WordGates:
             for word in words or ():
                 self.bits[word] = self.bits.get(word, 0) | bit
         self._runs.clear()
+        self._automaton = None
         return Group(first, tuple(patterns))
 
     def mask(self, text: str) -> int:
@@ -124,15 +126,31 @@ class WordGates:
         for run in set(_LETTERS.findall(text)):
             bits = runs.get(run)
             if bits is None:
-                bits = 0
-                for word, word_bits in self.bits.items():
-                    if word in run:
-                        bits |= word_bits
+                bits = self._bits_of(run)
                 if len(runs) >= self.MAX_CACHED:
                     runs.clear()
                 runs[run] = bits
             mask |= bits
         return mask
+
+    def _bits_of(self, run: str) -> int:
+        """The bits of the required words inside one letter run: one pass of an Aho-Corasick
+        automaton over the run (in C), not a substring test per required word (real text's long
+        tail of words missed the cache, and each miss cost a test per word: 0.3 ms a message)."""
+        if not self.bits:
+            return 0
+        automaton = self._automaton
+        if automaton is None:
+            import ahocorasick
+
+            automaton = self._automaton = ahocorasick.Automaton()
+            for word, word_bits in self.bits.items():
+                automaton.add_word(word, word_bits)
+            automaton.make_automaton()
+        bits = 0
+        for _end, word_bits in automaton.iter(run):
+            bits |= word_bits
+        return bits
 
     @staticmethod
     def candidates(group: Group, mask: int) -> Iterator:

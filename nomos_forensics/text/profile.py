@@ -4,6 +4,7 @@ units per Unicode script, and votes from the word lists in lexicons/langid.toml.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -312,16 +313,27 @@ def profile(text: str | None, *, drop_quotes: bool = True) -> Profile:
     return result
 
 
+_SCRIPT_OF: dict[str, tuple[str, float] | None] = {}  # a character's script and weight, looked up once
+
+
+def _script_of(ch: str) -> tuple[str, float] | None:
+    found = _SCRIPT_OF.get(ch, False)
+    if found is False:
+        found = next(((script, per_unit) for script, pattern, per_unit in _SCRIPTS if pattern.match(ch)), None)
+        if len(_SCRIPT_OF) >= 1 << 16:
+            _SCRIPT_OF.clear()
+        _SCRIPT_OF[ch] = found
+    return found
+
+
 def _script_units(cleaned: str) -> dict[str, float]:
-    counts: dict[str, int] = {}
-    for ch in _NON_LATIN.findall(cleaned):
-        counts[ch] = counts.get(ch, 0) + 1
+    counts = Counter(_NON_LATIN.findall(cleaned))  # counted in C, in the order first seen
     units: dict[str, float] = {}
     for ch, n in counts.items():
-        for script, pattern, per_unit in _SCRIPTS:
-            if pattern.match(ch):
-                units[script] = units.get(script, 0.0) + n / per_unit
-                break
+        found = _script_of(ch)
+        if found is not None:
+            script, per_unit = found
+            units[script] = units.get(script, 0.0) + n / per_unit
     return units
 
 

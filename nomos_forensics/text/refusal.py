@@ -22,7 +22,16 @@ from dataclasses import dataclass
 
 from . import lexicon
 from .features import LinearModel, bucket, hashed, text_features, window
-from .prose import _INLINE_CODE, _QUOTED, _QUOTES, CONTRACTIONS, canonical, sentences, without_blocks, without_code
+from .prose import (
+    _INLINE_CODE,
+    _QUOTED,
+    CONTRACTIONS,
+    canonical,
+    sentences,
+    straight_quotes,
+    without_blocks,
+    without_code,
+)
 
 KINDS = ("none", "cant-run", "no-web-tool", "policy", "business-rule")
 REFUSAL_KINDS = KINDS[1:]
@@ -116,7 +125,7 @@ def _gate_tables() -> frozenset[str]:
 
 def _plain(text: str) -> str:
     """Lower case, straight quotes, one space between words: how entries are matched."""
-    return " ".join(text.lower().translate(_QUOTES).split())
+    return " ".join(straight_quotes(text.lower()).split())
 
 
 def cue_tables(sentence: str) -> tuple[str, ...]:
