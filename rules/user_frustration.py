@@ -32,6 +32,11 @@ CORRECTIONS: dict[str, tuple[str, ...]] = {
     lang: lexicon.patterns(LEXICON["corrections"], lang, _MACROS) for lang in LEXICON["corrections"]
 }
 _CORRECTIONS = [(lang, literal_first(p)) for lang, patterns in CORRECTIONS.items() for p in patterns]
+FAILED: dict[str, tuple[str, ...]] = {
+    lang: lexicon.patterns(LEXICON["failed"], lang, _MACROS) for lang in LEXICON["failed"]
+}
+_FAILED = [(lang, literal_first(p)) for lang, patterns in FAILED.items() for p in patterns]
+TERSE_CHARS = 80  # a failure report is read only in a message this short (normalised)
 NUDGES = lexicon.patterns(_PHRASES, "nudges", _MACROS)
 RETRY = lexicon.patterns(_PHRASES, "retry", _MACROS)
 _CONDITIONAL = literal_first(lexicon.pattern(_PHRASES, "conditional", _MACROS))
@@ -46,6 +51,7 @@ _RETRY = [literal_first(p) for p in RETRY]
 _PUSHBACK = [literal_first(p) for p in PUSHBACK]
 _GATES = WordGates()
 _CORRECTIONS_GATED = _GATES.add(_CORRECTIONS, key=lambda item: item[1])
+_FAILED_GATED = _GATES.add(_FAILED, key=lambda item: item[1])
 _NUDGES_GATED = _GATES.add(_NUDGES)
 _RETRY_GATED = _GATES.add(_RETRY)
 _PUSHBACK_GATED = _GATES.add(_PUSHBACK)
@@ -203,7 +209,11 @@ class UserFrustration(Rule):
     commands to the user ("here's what you can paste into your terminal", "you'll need to run
     this yourself", "Run that and let me know") without offering to run them, or tell it that
     it can do the work itself ("You can do this yourself", "I'm confident that you can figure
-    out how to restart … yourself"). A
+    out how to restart … yourself"); (g) report, in a short message (up to TERSE_CHARS
+    characters) right after a reply, that what the agent did does not work: "doesn't work",
+    "same error", "you broke it", "stuck again", "you're not helping", "не работает", "还是不行",
+    "no funciona", "não funcionou", "geht nicht", "ça ne marche pas", "動かない", "안 돼" (13
+    languages; lexicons [failed]), also after "let me know if it works"; not a question. A
     leading "no" ("well no, …") is a correction when the assistant had not asked a question, or
     had asked whether it understood right ("Does this framing match your mental model?").
     Code blocks and quoted lines are ignored;
@@ -238,7 +248,10 @@ class UserFrustration(Rule):
     ("write a script so that you can run this check yourself"); a complaint worded as a plain
     report or a bare order ("Somehow it made the SVG invisible. Fix it.", Czech "uprav to", edit
     it) unless the model is sure of it: it reads as a new request; "I mean," as filler or "I mean it";
-    a leading "no" that answers the agent's question; one message sent twice by the client.
+    a leading "no" that answers the agent's question; one message sent twice by the client;
+    a failure report that is a condition ("if it doesn't work, restart php-fpm too"), a request
+    ("do the same thing for mypy"), or part of a longer message (a new problem reported with its
+    context is a task), and a first message that says something does not work (the task itself).
     Root cause: the agent misunderstood or ignored the request, acted on the wrong target,
     refused something it can do, claimed success that did not hold, returned nothing, or
     asked for what the user had already said; the user spent turns steering it instead of
@@ -301,7 +314,8 @@ def _signal(reason: str | None) -> str | None:
         return None
     for prefix, name in (("correction (leading", "leading-no"), ("correction", "correction"), ("nudge", "nudge"),
                          ("retry", "retry"), ("pushback", "pushback"), ("told to do", "handed-back"),
-                         ("sent again", "resent"), ("repeat", "repeat"), ("asked to carry on", "resume")):
+                         ("sent again", "resent"), ("repeat", "repeat"), ("asked to carry on", "resume"),
+                         ("failure report", "failure-report")):
         if reason.startswith(prefix):
             return name
     return "other"
@@ -431,6 +445,12 @@ def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None) -> st
     if reply is not None and any(p.search(text) for p in _candidates(
             _PUSHBACK_GATED, _candidate_mask(text) if mask is None else mask)) and REFUSAL.search(reply.text[-600:]):
         return "pushback on a refusal"
+    # even after "let me know if it works": it did not; not a question ("will the same problem …?")
+    if reply is not None and len(text) <= TERSE_CHARS and not text.rstrip().endswith(("?", "？")):
+        for lang, pattern in _candidates(_FAILED_GATED, _candidate_mask(text) if mask is None else mask):
+            match = pattern.search(text)
+            if match and not _CONDITIONAL.search(text):
+                return f"failure report ({lang}: \u201c{match.group(0).strip()}\u201d)"
     if _LEADING_NO.match(text) and not _POLITE_NO.match(text) and not (
             reply is not None and reply.asked and not _UNDERSTANDING_CHECK.search(reply.text[-400:])):
         return "correction (leading no)"  # a "no" to "does this match what you meant?" corrects too
