@@ -192,8 +192,8 @@ class UserFrustration(Rule):
     mean the LLM behind the chat", the agent told it acted too soon: "don't implement anything without
     my confirmation"…); (b) nudge the agent after a
     missing answer ("?", "you there?", "are you still there?", "¿sigues ahí?", "在吗？", "the reply is
-    blank") or in disbelief (a message that is only "look again", "schau nochmal", "посмотри ещё раз") or ask it to try again (not a
-    conditional "if it fails, try again"); (c) push back on a refusal ("you do have the run
+    blank") or in disbelief (a message that is only "look again", "schau nochmal", "посмотри ещё
+    раз") or ask it to try again (not a conditional "if it fails, try again"); (c) push back on a refusal ("you do have the run
     tool", "just run it"), only right after the assistant said it cannot do something; or
     (d) repeat the previous substantive user message near-verbatim: the same words after
     normalisation (case, Unicode, punctuation, filler such as "please"/"again"/"I said"), where
