@@ -100,6 +100,18 @@ def test_word_gate_masks_are_the_substring_tests(texts):
         assert gates.mask(text) == expected
 
 
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(["`", "``", "```", "~~~", "~", "<think>", "<thinking>", "</think>", "</thinking>",
+                                 "<think", "</think", "<thinkingx>", "\n", "a", " ", "x>", "ing>"]), max_size=14))
+def test_without_blocks_is_the_block_pattern(parts):
+    """The blocks are found with str.find: the same text as the pattern's substitution, unclosed
+    blocks, a final newline (where `$` also matches) and nested openings included."""
+    from nomos_forensics.text.prose import _CODE_BLOCK, without_blocks
+
+    text = "".join(parts)
+    assert without_blocks(text) == _CODE_BLOCK.sub(" ", text)
+
+
 def test_straight_quotes_is_the_translation():
     from nomos_forensics.text.prose import _QUOTES, straight_quotes
 

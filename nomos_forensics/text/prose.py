@@ -45,10 +45,44 @@ def canonical(sentence: str) -> str:
 
 
 def without_blocks(text: str) -> str:
-    """Drop fenced code blocks and <think> blocks (pasted output, reasoning)."""
-    if "```" in text or "~~~" in text or "<think" in text:
-        return _CODE_BLOCK.sub(" ", text)
-    return text
+    """Drop fenced code blocks and <think> blocks (pasted output, reasoning): `_CODE_BLOCK.sub(" ",
+    text)`, found with `str.find` (the pattern's lazy `.*?` tried its closing at every character)."""
+    if "```" not in text and "~~~" not in text and "<think" not in text:
+        return text
+    pieces: list[str] = []
+    start = 0  # where the text not yet copied begins
+    # `$` (no MULTILINE) also matches before a final newline: an unclosed block ends there
+    end_of_text = len(text) - 1 if text.endswith("\n") else len(text)
+    ahead = {opener: text.find(opener, 0) for opener in _OPENERS}  # each opener's next place
+    while True:
+        for opener, at in ahead.items():
+            if 0 <= at < start:  # passed over: look again from here (never from the top)
+                ahead[opener] = text.find(opener, start)
+        while 0 <= ahead["<think"] and not text.startswith(("<think>", "<thinking>"), ahead["<think"]):
+            ahead["<think"] = text.find("<think", ahead["<think"] + 1)  # "<thinkx": not an opening
+        places = [(at, opener) for opener, at in ahead.items() if at >= 0]
+        if not places:
+            break
+        opened, opener = min(places)
+        if opener == "<think":
+            body, closers = text.index(">", opened) + 1, _THINK_CLOSERS
+        else:
+            body, closers = opened + 3, (opener,)
+        found = [(i, c) for i, c in ((text.find(c, body), c) for c in closers) if i >= 0]
+        if found and min(found)[0] < end_of_text:
+            close, closer = min(found)
+            end = close + len(closer)
+        else:
+            end = max(end_of_text, body)
+        pieces.append(text[start:opened])
+        pieces.append(" ")
+        start = end
+    pieces.append(text[start:])
+    return "".join(pieces)
+
+
+_OPENERS = ("```", "~~~", "<think")  # the pattern's alternatives, in its order
+_THINK_CLOSERS = ("</think>", "</thinking>")
 
 
 def without_snippets(text: str) -> str:
