@@ -187,7 +187,7 @@ class Card:
             "errors": [e.to_json() for e in self.errors],
             "skipped_rules": self.skipped,
             "notes": self.notes,
-            "unexplained": self.unexplained.to_json() if hasattr(self.unexplained, "to_json") else None,
+            "unexplained": self.unexplained.to_json() if hasattr(self.unexplained, "to_json") else None,  # a Reading (not imported: unexplained reads cards)
         }
 
 

@@ -115,6 +115,7 @@ def decode_content(raw: Any) -> tuple[Any, str]:
 
 OUTPUT_HEAD = 240  # characters of a tool row's output that a slim row carries (output_head)
 
+
 def output_head(content: Any) -> str | None:
     """What the output_head column holds for a tool row's normalised content, computed here
     (a row built in memory, or one the database shipped whole)."""

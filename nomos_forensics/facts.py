@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .card import Card
-from .unexplained import Signature
+from .unexplained import Reading, Signature
 
 UNKNOWN = "(unknown)"  # a NULL model, or a created_at Python cannot hold
 
@@ -30,7 +30,7 @@ class SessionFacts:
             messages=len(card.session.messages),
             fired=frozenset(f.rule for f in card.findings),
             errored=bool(card.errors),
-            group=card.unexplained.signature.key if hasattr(card.unexplained, "signature") else None,
+            group=card.unexplained.signature.key if isinstance(card.unexplained, Reading) else None,
         )
 
     @classmethod

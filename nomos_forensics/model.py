@@ -257,8 +257,6 @@ def _as_bool(value: Any) -> bool:
     return False
 
 
-
-
 def _as_name(value: Any) -> str | None:
     if isinstance(value, str) and value.strip():
         return value.strip()[:NAME_CHARS]
@@ -420,7 +418,6 @@ def message_from_row(row: Sequence[Any], *, keep_content: bool = False) -> Messa
         error or None, finish_reason, disk_bytes, logical_bytes, "object", None, reasoning=reasoning,
         output=output,
     )
-
 
 
 def message_from_mapping(row: Mapping[str, Any], *, keep_content: bool = False) -> Message:

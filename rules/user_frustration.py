@@ -443,12 +443,14 @@ def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None) -> st
     """Signals that depend on what the assistant said just before (`reply`, None when it said
     nothing): the reply is read only when the user's words already point that way (`mask`:
     `_candidate_mask(text)`, if known)."""
-    if reply is not None and any(p.search(text) for p in _candidates(
-            _PUSHBACK_GATED, _candidate_mask(text) if mask is None else mask)) and REFUSAL.search(reply.text[-600:]):
+    if reply is not None and mask is None:
+        mask = _candidate_mask(text)  # once, for the pushback and the failure report
+    if reply is not None and any(p.search(text) for p in _candidates(_PUSHBACK_GATED, mask)) and REFUSAL.search(
+            reply.text[-600:]):
         return "pushback on a refusal"
     # even after "let me know if it works": it did not; not a question ("will the same problem …?")
     if reply is not None and len(text) <= TERSE_CHARS and not text.rstrip().endswith(("?", "？")):
-        for lang, pattern in _candidates(_FAILED_GATED, _candidate_mask(text) if mask is None else mask):
+        for lang, pattern in _candidates(_FAILED_GATED, mask):
             match = pattern.search(text)
             if match and not _CONDITIONAL.search(text):
                 return f"failure report ({lang}: \u201c{match.group(0).strip()}\u201d)"

@@ -8,6 +8,8 @@ import unicodedata
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？])|\n+")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "“": '"', "”": '"', "´": "'"})
 _QUOTE_PAIRS = tuple((chr(k), v) for k, v in _QUOTES.items())
+# what `without_blocks` removes, as a pattern: its specification (the tests compare the two); too slow
+# to run on long replies, so not used at run time
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)|<think(?:ing)?>.*?(?:</think(?:ing)?>|$)", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.M)
