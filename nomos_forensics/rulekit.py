@@ -9,7 +9,8 @@ do. What is here is a stable API; the modules behind it are not.
 - Text: `prose` (code, reasoning and quoted lines removed), `sentences`, `canonical`
   (contractions spelled one way), `normalise`, `excerpt`, `quote_from`, `human_bytes`,
   `parse_timestamp`.
-- Reading replies: `replies` (assistant messages that answer in text), `first_sentence`,
+- Reading replies: `replies` (assistant messages that answer in text), `acts` (a message calls a
+  tool, or is a text-protocol agent's "THOUGHT: …" step with its command block), `first_sentence`,
   `statements` (a reply's sentences that state something, ready for phrase patterns), and
   `refusals` (each assistant message that declines, with its one `Refusal`: kind, partial, the
   sentence it rests on and why; text.refusal's learned decision, shared by every rule);
@@ -73,16 +74,31 @@ __all__ = [
     "AnyPattern", "AnySubstring", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
     "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates", "failure_signature",
     "any_token", "bounded", "frustration", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
-    "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "CLAIMED", "Declined", "Refusal", "declined", "acting_claim", "cued", "refusals", "replies", "sentences",
+    "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "CLAIMED", "Declined", "Refusal", "declined", "acting_claim", "acts", "cued", "refusals", "replies", "sentences",
     "statements",
 ]
 
 
+# a step of an agent that acts in text (mini-swe-agent, SWE-agent): "THOUGHT: …" then the command
+# in a fenced block, which the harness runs; its words are the agent's reasoning, not said to the user
+_TEXT_STEP = re.compile(r"\s*(?:thought|discussion)\s*:", re.IGNORECASE)
+
+
+def acts(message: Message) -> bool:
+    """The message acts: it calls a tool, or it is a text-protocol agent's step (it opens with
+    "THOUGHT:" and holds a fenced command block; a step the harness rejected for its format, two
+    blocks where one was asked, is still a step)."""
+    if message.tool_calls:
+        return True
+    text = message.text
+    return bool(text) and "```" in text and _TEXT_STEP.match(text) is not None
+
+
 def replies(session: Session) -> Iterator[Message]:
-    """The assistant messages that answer in text without calling a tool: where an agent says
+    """The assistant messages that answer in text without acting (`acts`): where an agent says
     what it can or cannot do (a message that goes on to call a tool acted, whatever it said)."""
     for message in session.messages:
-        if message.role == "assistant" and message.has_text and not message.tool_calls:
+        if message.role == "assistant" and message.has_text and not acts(message):
             yield message
 
 

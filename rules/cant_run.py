@@ -13,6 +13,7 @@ from nomos_forensics.rulekit import (
     Rule,
     Severity,
     acting_claim,
+    acts,
     bounded,
     canonical,
     declined,
@@ -28,13 +29,13 @@ _ACTION_WORDS, _TARGET, _HOST, _MISSING = (
     re.compile(lexicon.pattern(_LEXICON["patterns"], key, _LEXICON.get("macros", {})))
     for key in ("action", "target", "host", "missing"))
 def acting_claims(session) -> list[tuple]:
-    """(message, statement) for each message that calls a tool but says, in its text, that it
-    cannot do part of the job because something is missing (claims.acting_claim): a tool or
-    package not installed, a library it would need, sudo's password prompt, a terminal, tools
-    denied by the client's mode. The agent goes on working, so only a named gap counts (a bare
+    """(message, statement) for each message that acts (`acts`: calls a tool, or runs a command in
+    a text-protocol step) but says, in its text, that it cannot do part of the job because
+    something is missing (claims.acting_claim): a tool or package not installed, a library it
+    would need, sudo's password prompt, a terminal, tools denied by the client's mode. The agent goes on working, so only a named gap counts (a bare
     "we can't do that" in an agent's thought is nearly always about the code or the task's rules)."""
     return [(message, claim) for message in session.messages
-            if message.role == "assistant" and message.tool_calls and message.text
+            if message.role == "assistant" and message.text and acts(message)
             and (claim := acting_claim(bounded(message.text))) is not None]
 
 
@@ -101,7 +102,10 @@ class CantRun(Rule):
     Not: a result the agent reports after trying ("I couldn't find the file", "the build
     failed"); a platform limit it relays (a rate limit, an image quota); text it quotes or reviews
     (a log, docs, code, a story); an agent's thought in a message that calls a tool and names
-    nothing missing ("since we can't do that, let me think"); statements about third parties
+    nothing missing ("since we can't do that, let me think"), a text-protocol agent's step
+    ("THOUGHT: …" and its fenced command block, mini-swe-agent's, even one the harness rejected
+    for its format) read the same way; a judgement of effort ("I can't change the signature
+    easily", "I cannot simply remove the early return"); statements about third parties
     ("nginx can't start", "the exporter can't restart itself"); the agent waiting on the user's
     files ("add the todo file to the chat", "you haven't shared any files yet"); statements about
     code ("the angle is a float, so we can't use it directly"); the client's edit format ("I can

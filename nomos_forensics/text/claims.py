@@ -291,10 +291,15 @@ def first_claim(text: str, missing_only: bool = False, accept=None) -> str | Non
                 continue
             if i and _INSTRUCTIONS.search(said[i - 1][1]):  # the model citing its instructions
                 continue
+            if _HEDGED.search(plain):  # "I can't change the signature easily": effort, not means
+                continue
             if accept is not None and not accept(sentence):
                 continue
             return sentence
     return None
+
+
+_HEDGED = _table("capability_claims", "hedged")
 
 
 def acting_claim(text: str) -> str | None:
@@ -321,9 +326,9 @@ def may_claim(text: str) -> bool:
 
 # what reads as a decline but is not a capability claim (each a class seen in real sessions:
 # waiting for the user's files, a statement about code, the client's edit format, the agent's
-# state, the task's scope, its instructions)
+# state, the task's scope, its instructions, a judgement of effort)
 _NOT = re.compile("|".join(_table("capability_claims", key).pattern
-                           for key in ("waiting", "code", "format", "state", "scope", "instructions")))
+                           for key in ("waiting", "code", "format", "state", "scope", "instructions", "hedged")))
 
 
 def not_a_claim(text: str, sentence: str) -> bool:
