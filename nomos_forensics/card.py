@@ -263,7 +263,9 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
        ends the session): partial after an earlier answer (work was delivered before the last
        request died), else failed.
     7. partial: the ending is a tool result or a tool call nobody answered, and no finishing
-       call (cut off while working).
+       call (cut off while working). When the client then logged that the user stopped the
+       agent or left ("[Request interrupted by user for tool use]", Claude Code's /exit), the
+       reason says so: the user's stop, not a dropped stream to resume.
     8. partial: status `cancelled`, no finishing call and status not `completed`.
     9. the client reports after the last reply that its change was not applied and it stopped
        ("Only 3 reflections allowed, stopping."): partial after an earlier answer, else failed.
@@ -367,6 +369,10 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
         return Verdict(Outcome.FAILED, f"ends on {ending.describe()} in turn {last.turn}, and no turn was answered"
                        f"{_said(last)}", last.id, kind=f"ends-{ending.kind}")
     if not ending.finished:
+        halted = ending.stopped
+        if halted is not None:
+            return Verdict(Outcome.PARTIAL, f"the user stopped the agent in turn {last.turn} (the client logged "
+                           f"{_quote(halted.text, 60)}) after {ending.describe()}", halted.id, kind="user-stopped")
         return Verdict(Outcome.PARTIAL, f"cut off: ends on {ending.describe()} in turn {last.turn}{_said(last)}", last.id,
                        kind=f"ends-{ending.kind}")
     if ending.status == "cancelled" and not ending.completed and ending.kind != COMPLETED:

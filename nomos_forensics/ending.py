@@ -59,10 +59,11 @@ _WORDS = lexicon.load("nomos_forensics.text", "endings")
 _MACROS = _WORDS.get("macros", {})
 SUBMIT_TEXT = re.compile(lexicon.pattern(_WORDS['patterns'], 'submit_text'), re.IGNORECASE)
 (UNABLE, NOT_UNABLE, NOTHING_LEFT, CAVEAT, WAITING, HANDOFF, SUCCESS_CLAIM, ADMITS, CLIENT_FAILED, CLIENT_APPLIED,
- CLIENT_INTERRUPTED, CLIENT_CUT_CALL, CLIENT_UNDONE) = (
+ CLIENT_INTERRUPTED, CLIENT_CUT_CALL, CLIENT_UNDONE, CLIENT_STOPPED) = (
     literal_first(lexicon.pattern(_WORDS["patterns"], key, _MACROS), re.MULTILINE)
     for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "handoff", "success_claim", "admits",
-                "client_failed", "client_applied", "client_interrupted", "client_cut_call", "client_undone"))
+                "client_failed", "client_applied", "client_interrupted", "client_cut_call", "client_undone",
+                "client_stopped"))
 ANNOUNCES = re.compile(lexicon.pattern(_WORDS["patterns"], "announces", _MACROS), re.IGNORECASE)
 UNDONE_MARK = "emoved"  # a literal of every CLIENT_UNDONE match, in "Removed:" and "removed from git" alike
 INTERRUPT_MARK = "^C"  # a literal of every CLIENT_INTERRUPTED / CLIENT_CUT_CALL match: client text without it is not searched
@@ -240,21 +241,7 @@ class Ending:
         """(answer, its success claim, the tool result) when the final answer says the task is
         done, admits no problem, and the last tool result before it in its turn is a failed
         action (rounds.failed_action: not a coding shell's probe, not the user declining)."""
-        answer = self.answer if self.closing is None else self.conversation[-2]
-        if answer is None or answer.role != "assistant" or self.kind != ANSWERED:
-            return None
-        block = turn_block(self.conversation, answer.turn)
-        before = next((block[:n] for n, m in enumerate(block) if m is answer), [])
-        result = next((m for m in reversed(before) if m.role == "tool" or m.tool_results), None)
-        if result is None or not any(failed and failed_action(name) for name, failed in results_of(result)):
-            return None
-        plain = self._plain(answer)
-        if ADMITS.search(plain):
-            return None
-        claim = self.says(SUCCESS_CLAIM) if any(map(plain.__contains__, GATES[SUCCESS_CLAIM])) else None
-        if claim is None or claim[0] is not answer:
-            return None
-        return answer, claim[1], result
+        return _contradicted(self)
 
     @_once
     def quit(self) -> "Message | None":
@@ -292,9 +279,38 @@ class Ending:
         return None
 
     @property
+    def stopped(self) -> "Message | None":
+        """A client message after the last one: the user stopped the agent or left ("[Request interrupted by user]")."""
+        return _client_says(self.client, CLIENT_STOPPED)
+
+    @property
     def client_failed(self) -> "Message | None":
         """A client message after the last reply reporting that its change was not applied."""
-        return next((m for m in self.client if CLIENT_FAILED.search((m.text or "").lower())), None)
+        return _client_says(self.client, CLIENT_FAILED)
+
+
+def _contradicted(ending: Ending) -> "tuple[Message, str, Message] | None":
+    """Ending.contradicted, worked out."""
+    answer = ending.answer if ending.closing is None else ending.conversation[-2]
+    if answer is None or answer.role != "assistant" or ending.kind != ANSWERED:
+        return None
+    block = turn_block(ending.conversation, answer.turn)
+    before = next((block[:n] for n, m in enumerate(block) if m is answer), [])
+    result = next((m for m in reversed(before) if m.role == "tool" or m.tool_results), None)
+    if result is None or not any(failed and failed_action(name) for name, failed in results_of(result)):
+        return None
+    plain = ending._plain(answer)
+    if ADMITS.search(plain):
+        return None
+    claim = ending.says(SUCCESS_CLAIM) if any(map(plain.__contains__, GATES[SUCCESS_CLAIM])) else None
+    if claim is None or claim[0] is not answer:
+        return None
+    return answer, claim[1], result
+
+
+def _client_says(client: "tuple[Message, ...]", what: "re.Pattern[str]") -> "Message | None":
+    """The first client message whose lower-cased text `what` matches."""
+    return next((m for m in client if what.search((m.text or "").lower())), None)
 
 
 def ending_of(session: "Session") -> Ending:

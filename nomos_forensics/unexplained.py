@@ -44,6 +44,7 @@ ENDINGS = {
     "ends-cut-off": "the user cut the last reply off",
     "ends-tool-result": "stops after a tool result, with no reply",
     "ends-tool-call": "stops on a tool call that never got a result",
+    "user-stopped": "the user stopped the agent mid-turn (the client logged it)",
     "cancelled": "cancelled before the task was completed",
     "change-not-applied": "the client reports the last change was not applied",
     "change-undone": "the user undid the last turn's change",

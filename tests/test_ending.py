@@ -516,6 +516,11 @@ def odd_tool_rows_dsn(make_db) -> tuple[str, dict[str, str]]:
                               ("assistant", {"text": "Your flight has been booked."})],
         "10,000 failed calls in one turn": [("user", {"text": "book it"})]
         + [row for n in range(10_000) for row in (call(n), failed(n))] + [("assistant", {"text": "I've booked it."})],
+        "10,000 calls in one round, one result": [
+            ("user", {"text": "ping every host"}),
+            ("assistant", {"text": "", "tool_calls": [{"id": f"c{n}", "name": "ping", "arguments": {"host": f"h{n}"}}
+                                                      for n in range(10_000)]}),
+            ("tool", {"tool_call_id": "c0", "name": "ping", "output": "ok"})],
     }
     ids = {}
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -529,7 +534,7 @@ def odd_tool_rows_dsn(make_db) -> tuple[str, dict[str, str]]:
 
 
 @pytest.mark.parametrize("shape", ["no call id", "result before its call", "result for an unknown call", "10 MB tool output",
-                                   "10,000 failed calls in one turn"])
+                                   "10,000 failed calls in one turn", "10,000 calls in one round, one result"])
 def test_odd_tool_rows_give_the_record_rules_an_answer_never_a_traceback(capsys, odd_tool_rows_dsn, shape):
     import json
 
@@ -541,7 +546,11 @@ def test_odd_tool_rows_give_the_record_rules_an_answer_never_a_traceback(capsys,
     card = json.loads(r.out)
     assert card["errors"] == [] and card["outcome_message"] is not None
     rules = {f["rule"] for f in card["findings"]}
-    if shape != "result before its call":  # there the claim comes after a call whose result came first
+    if shape == "10,000 calls in one round, one result":
+        cut = next(f for f in card["findings"] if f["rule"] == "cut-off-mid-call")
+        assert cut["data"]["pending"] == 9_999 and cut["data"]["calls"] == 10_000 and cut["data"]["tools"] == ["ping"]
+        assert "and 9996 more" in cut["message"] and len(cut["evidence"]) == 1
+    elif shape != "result before its call":  # there the claim comes after a call whose result came first
         assert "tool-error-ignored" in rules, rules
     if shape == "10,000 failed calls in one turn":
         loop = next(f for f in card["findings"] if f["rule"] == "failing-loop")
@@ -597,3 +606,33 @@ def test_a_condition_or_the_tasks_own_rule_is_no_admission(musing):
                  ("tool", {"tool_call_id": "c1", "name": "bash", "output": ""}),
                  ("assistant", {"text": f"{musing} The fix is in place."}))
     assert verdict(s, []).outcome == Outcome.ACHIEVED
+
+
+def test_a_call_still_in_flight_is_not_cut_off():
+    """cut-off-mid-call reads the same grace as unfinished-session: a young `active` session is running."""
+    rows = (("user", {"text": "restart nginx"}),
+            ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "run", "arguments": {"command": "systemctl restart nginx"}}]}))
+    registry = plugins.load()
+    ruleset = build_ruleset(registry, Config(grace_minutes=10), select=["cut-off-mid-call"])
+    for age, fired in ((timedelta(minutes=2), False), (timedelta(minutes=20), True)):
+        card = review(_session(*rows, status="active", age=age), ruleset)
+        assert [f.rule for f in card.findings] == (["cut-off-mid-call"] if fired else []), age
+    idle = review(_session(*rows, status="idle"), ruleset).findings
+    assert idle[0].data == {"turn": 1, "pending": 1, "calls": 1, "tools": ["run"]}
+    assert '`run` ({"command": "systemctl restart nginx"})' in idle[0].fix  # the call in doubt, with its arguments
+
+
+def test_the_user_stopping_the_agent_is_said_in_the_outcome_reason():
+    """Claude Code logs the user's Esc or /exit after the call: still partial (the labelled corpus
+    calls an interrupted session partial), but the reason names the user's stop, not a drop."""
+    s = _session(("user", {"text": "make the hooks executable"}),
+                 ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "Bash", "arguments": {"command": "chmod +x x"}}]}),
+                 ("system", {"text": "[Request interrupted by user for tool use]"}), status="idle")
+    assert s.ending.kind == TOOL_CALL and s.ending.stopped is s.messages[2]
+    outcome, reason = explain_outcome(s, [])
+    assert outcome == Outcome.PARTIAL and reason.startswith("the user stopped the agent in turn 1"), reason
+    assert verdict(s, []).message == s.messages[2].id
+    plain = _session(("user", {"text": "make the hooks executable"}),
+                     ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "Bash", "arguments": {}}]}),
+                     ("system", {"text": "connection lost"}), status="idle")
+    assert plain.ending.stopped is None and explain_outcome(plain, [])[1].startswith("cut off")
