@@ -57,6 +57,15 @@ def pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}% ({part}/{whole})" if whole else "-"
 
 
+CAUSES = ("friction", "blocker")  # the severities a card's reader takes for a cause
+
+
+def names_a_cause(card: dict) -> bool:
+    """The card offers a cause (issue 33): a finding of friction or above, or an Outcome other
+    than achieved with its reason. Whether a reader agrees with it is read by hand."""
+    return card["outcome"] != "achieved" or any(f["severity"] in CAUSES for f in card["findings"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     text_corpus.split_options(parser)
@@ -85,8 +94,9 @@ def main() -> int:
         unfinished = [k for k in wins if any(f["rule"] == "unfinished-session" for f in cards[k]["findings"])]
         caught = [k for k in losses if cards[k]["outcome"] != "achieved"]
         cited = [k for k in mine if cards[k].get("outcome_message") is not None]
+        named = [k for k in losses if names_a_cause(cards[k])]
         rows.append([family, len(mine), pct(len(achieved), len(wins)), pct(len(unfinished), len(wins)),
-                     pct(len(caught), len(losses)), pct(len(cited), len(mine))])
+                     pct(len(caught), len(losses)), pct(len(named), len(losses)), pct(len(cited), len(mine))])
         for key, item in mine.items():
             confusion[item["outcome"]][cards[key]["outcome"]] += 1
         misses += [(key, cards[key]) for key in wins if key not in achieved or key in unfinished]
@@ -96,10 +106,19 @@ def main() -> int:
     rows.append(["all", len(total), pct(sum(cards[k]["outcome"] == "achieved" for k in wins), len(wins)),
                  pct(sum(any(f["rule"] == "unfinished-session" for f in cards[k]["findings"]) for k in wins), len(wins)),
                  pct(sum(cards[k]["outcome"] != "achieved" for k in losses), len(losses)),
+                 pct(sum(map(names_a_cause, (cards[k] for k in losses))), len(losses)),
                  pct(sum(cards[k].get("outcome_message") is not None for k in total), len(total))])
     print(f"## Outcome against outcomes known from outside ({args.split}: {len(total)} sessions)\n")
     print(tabulate(rows, headers=["family", "sessions", "successes: achieved", "successes: unfinished-session",
-                                  "failures: not achieved", "Outcome cites a message"], tablefmt="github"))
+                                  "failures: not achieved", "failures: a cause named", "Outcome cites a message"],
+                   tablefmt="github"))
+    by_rule = defaultdict(Counter)  # rule -> {outcome from outside: sessions it fired on}
+    for key in total:
+        for rule in {f["rule"] for f in cards[key]["findings"] if f["severity"] in CAUSES}:
+            by_rule[rule][chosen[key]["outcome"]] += 1
+    print("\n" + tabulate([[rule, c["failure"], c["success"], c["partial"]] for rule, c in sorted(by_rule.items())],
+                          headers=["rule (friction or above)", "on failures", "on successes", "on partials"],
+                          tablefmt="github"))
     values = sorted({v for c in confusion.values() for v in c})
     print("\n" + tabulate([[truth, *(confusion[truth][v] for v in values)] for truth in sorted(confusion)],
                           headers=["outside \\ card", *values], tablefmt="github"))
