@@ -86,8 +86,8 @@ def test_a_language_added_as_data_is_used(monkeypatch):
 
 @pytest.mark.parametrize("package, name", [f for f in FILES if "cues" in lexicon.load(*f)], ids=lambda f: str(f))
 def test_cue_tables_are_clean(package, name):
-    """Cue tables are matched as lower-case substrings: every entry is lower case, two
-    characters or more, and listed once in its table."""
+    """Cue tables are matched in lower-cased text (the refusal cues in ASCII letters as words):
+    every entry is lower case, two characters or more, and listed once in its table."""
     for table, value in lexicon.load(package, name)["cues"].items():
         entries = lexicon.cues(value)
         assert entries, table

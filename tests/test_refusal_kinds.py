@@ -116,3 +116,28 @@ def test_the_shipped_weights_give_the_recorded_decisions():
         assert (decided.kind if decided else "none", margin) == (item["kind"], item["margin"]), item["text"]
     right = sum(item["kind"] == item["expected"] for item in recorded["items"]) / len(recorded["items"])
     assert right == pytest.approx(recorded["right"]), "the sample's score moved"
+
+
+@pytest.mark.parametrize("sentence, table, holds", [
+    ("I can't run it here", "capability_verb", True),
+    ("the job runs nightly and stopped yesterday", "capability_verb", True),  # inflections of short entries
+    ("running the tests", "capability_verb", True),
+    ("avoiding conviction for drunk driving", "capability_verb", False),  # "run" is not in "drunk"
+    ("help you become a serial killer", "capability_verb", False),  # nor "kill" in "killer"
+    ("as is typically the case with copyright law", "capability_verb", False),  # "call", "copy"
+    ("I cannot access the server", "capability_access", True),
+    ("我无法执行这个命令", "inability", True),  # no word boundaries in scripts without spaces
+])
+def test_cue_entries_in_ascii_letters_match_words_not_parts_of_words(sentence, table, holds):
+    """A cue entry in ASCII letters starts at a word's start, and a short one (four letters or
+    fewer) ends at a word's end or in an inflection: substrings of other words were read as cues
+    ("drunk driving" gave a capability ground to a legal-advice refusal)."""
+    assert (table in refusal.cue_tables(sentence)) is holds, refusal.cue_tables(sentence)
+
+
+def test_reasoning_closed_by_a_lone_think_tag_is_not_read():
+    """DeepSeek-R1-Distill through aider prints its reasoning as text and closes it with
+    </think>, with no opening tag: only the reply after it is read."""
+    text = "Okay, I'm not familiar with Memgraph's capabilities.\n</think>\n\nMemgraph stores the graph."
+    assert refusal.bounded(text).strip() == "Memgraph stores the graph."
+    assert refusal.bounded("<think>plan</think> The answer.") == "<think>plan</think> The answer."  # a pair: prose drops it

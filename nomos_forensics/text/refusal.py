@@ -18,6 +18,7 @@ import functools
 import importlib.resources
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from . import lexicon
@@ -96,10 +97,37 @@ def _automaton(gate: bool = False):
             continue
         for cue in lexicon.cues(text):
             for entry in spellings(cue):
-                found = automaton.get(entry, ())
-                automaton.add_word(entry, (*found, table) if table not in found else found)
+                found = automaton.get(entry, ((), 0, False, False))[0]
+                tables = (*found, table) if table not in found else found
+                # an entry written in ASCII letters is a word: it starts at a word's start ("run" is
+                # not in "drunk", "call" not in "typically"); a short one must end there too, or
+                # end in an inflection ("kill" is not in "killer"; "runs", "stopped" are in)
+                word = entry[:1].isascii() and entry[:1].isalpha()
+                automaton.add_word(entry, (tables, len(entry), word, word and len(entry.replace(" ", "")) <= SHORT_ENTRY))
     automaton.make_automaton()
     return automaton
+
+
+SHORT_ENTRY = 4  # an ASCII entry this short matches whole words (or inflections) only
+_INFLECTIONS = ("s", "es", "ed", "d", "ing", "'s")
+
+
+def _found(plain: str, automaton) -> Iterator[tuple[str, ...]]:
+    """The tables of each entry `plain` holds as a word (see _automaton)."""
+    size = len(plain)
+    for end, (tables, length, word, short) in automaton.iter(plain):
+        if word:
+            start = end - length + 1
+            if start and plain[start - 1].isalnum():
+                continue
+            if short and end + 1 < size and plain[end + 1].isalpha():
+                tail = end + 1
+                while tail < size and (plain[tail].isalpha() or plain[tail] == "'"):
+                    tail += 1
+                rest = plain[end + 1:tail]
+                if rest not in _INFLECTIONS and not (rest[0] == plain[end] and rest[1:] in ("ed", "ing")):
+                    continue
+        yield tables
 
 
 def spellings(entry: str) -> list[str]:
@@ -132,14 +160,14 @@ def cue_tables(sentence: str) -> tuple[str, ...]:
     """The cue tables whose entries `sentence` holds (lower case, contractions written any way
     "cannot", "can not", "can't"), in a fixed order."""
     seen: set[str] = set()
-    for _end, tables in _automaton().iter(_plain(sentence)):
+    for tables in _found(_plain(sentence), _automaton()):
         seen.update(tables)
     return tuple(sorted(seen))
 
 
 def _gated(prose: str) -> bool:
     """Whether `prose` holds an entry of a gate table, as `cue_tables` reads it."""
-    return next(_automaton(gate=True).iter(_plain(prose)), None) is not None
+    return next(_found(_plain(prose), _automaton(gate=True)), None) is not None
 
 
 def holds_cue(text: str | None, whole: bool = False) -> bool:
@@ -155,7 +183,12 @@ def holds_cue(text: str | None, whole: bool = False) -> bool:
 def bounded(text: str) -> str:
     """A long message's head and tail: nothing past RAW_HEAD + RAW_TAIL characters is read. A
     code block the cut opens or closes is closed or opened at the cut, so that the tail's prose
-    is not read as code (nor the tail's code as prose)."""
+    is not read as code (nor the tail's code as prose). Reasoning printed as text and closed
+    with a lone `</think>` (DeepSeek-R1-Distill through aider writes no opening tag) is not the
+    reply: only what follows the closing tag is read."""
+    closing = text.rfind("</think>")
+    if closing >= 0 and "<think" not in text[:closing]:
+        text = text[closing + len("</think>"):]
     if len(text) <= RAW_HEAD + RAW_TAIL:
         return text
     head, tail = text[:RAW_HEAD], text[-RAW_TAIL:]
