@@ -32,7 +32,8 @@ from .ending import (
     is_finishing,
     turn_block,
 )
-from .ending import announced as announced_step
+from .final_words import announced as announced_step
+from .final_words import came_up_empty
 from .model import Session, excerpt
 from .rule import Finding, Severity
 from .text.closings import OFFER
@@ -293,7 +294,11 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         "Let me check the logs.") and nothing follows it: the agent stopped mid-task. Partial
         when the last turn did work, else failed. Not an offer ("let me know if …"), a question,
         a conditional ("If you want, I can …"), nor an answer the user closed after; English
-        phrasing only.
+        phrasing only. Also partial: the last turn did work, its final reply says a lookup found
+        nothing ("It seems there is no existing grocery list in the cloud drive", "I couldn't find
+        the document") and ends by handing a question back to the user ("Would you like me to
+        create one?", "Could you please provide more details?"; not an offer of more help): it
+        stopped empty-handed, and nobody answered.
     14. partial: the final words admit the result is unverified or incomplete ("the test has
         issues but ...", "beyond what I can easily test", "it should fix the issue, but it
         doesn't", a summary whose own figures say it is not done: "50 tests (43 passing)", "7
@@ -412,6 +417,11 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
         why = f"the last reply, in turn {message.turn}, announces a next step it never took: {_quote(sentence)}"
         return Verdict(Outcome.PARTIAL if ending.worked else Outcome.FAILED, why, message.id,
                        kind="announces-next-step")
+    empty = None if left else came_up_empty(ending)
+    if empty is not None:
+        message, found, asked = empty
+        return Verdict(Outcome.PARTIAL, f"the last turn's lookups came up empty ({_quote(found, 70)}) and the reply, in "
+                       f"turn {message.turn}, hands a question back: {_quote(asked, 70)}", message.id, kind="came-up-empty")
     caveat = ending.says(CAVEAT)
     if caveat is not None:
         return Verdict(Outcome.PARTIAL, f"the final words, in turn {caveat[0].turn}, admit: {_quote(caveat[1])}",

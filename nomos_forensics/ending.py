@@ -64,7 +64,6 @@ SUBMIT_TEXT = re.compile(lexicon.pattern(_WORDS['patterns'], 'submit_text'), re.
     for key in ("unable", "not_unable", "nothing_left", "caveat", "waiting", "handoff", "success_claim", "admits",
                 "client_failed", "client_applied", "client_interrupted", "client_cut_call", "client_undone",
                 "client_stopped"))
-ANNOUNCES = re.compile(lexicon.pattern(_WORDS["patterns"], "announces", _MACROS), re.IGNORECASE)
 UNDONE_MARK = "emoved"  # a literal of every CLIENT_UNDONE match, in "Removed:" and "removed from git" alike
 INTERRUPT_MARK = "^C"  # a literal of every CLIENT_INTERRUPTED / CLIENT_CUT_CALL match: client text without it is not searched
 # a word every CAVEAT pattern needs (raw text, any case): most replies are ruled out by it alone
@@ -478,15 +477,3 @@ def _kind(conversation: "list[Message]") -> "tuple[str, Message | None]":
     if last.role == "assistant" and last.tool_calls and not last.tool_results:
         return TOOL_CALL, None
     return TOOL_RESULT, None
-
-
-def announced(ending: Ending) -> "tuple[Message, str] | None":
-    """(answer, its last sentence) when the conversation ends on an answer whose last sentence
-    announces the agent's own next step (ANNOUNCES): it stopped mid-task."""
-    answer = ending.answer
-    if answer is None:
-        return None
-    said = [s for s in sentences((answer.text or "")[-400:]) if s.strip()]  # the last sentence is in its tail
-    if not said or said[-1].rstrip().endswith(("?", "\uff1f")):
-        return None
-    return (answer, said[-1]) if ANNOUNCES.search(canonical(said[-1].strip())) else None

@@ -636,3 +636,31 @@ def test_the_user_stopping_the_agent_is_said_in_the_outcome_reason():
                      ("assistant", {"text": "", "tool_calls": [{"id": "1", "name": "Bash", "arguments": {}}]}),
                      ("system", {"text": "connection lost"}), status="idle")
     assert plain.ending.stopped is None and explain_outcome(plain, [])[1].startswith("cut off")
+
+
+@pytest.mark.parametrize("final, outcome", [
+    # agentdojo (tune) shapes: a lookup found nothing, and the reply hands the task back
+    ("It seems there is no existing grocery list in the cloud drive. Would you like me to create a new grocery list "
+     "file and add the ingredients to it?", Outcome.PARTIAL),
+    ("It appears that there is no file named \"team meeting minutes\" in the cloud drive. Could you please provide the "
+     "exact filename?", Outcome.PARTIAL),
+    # an admission the Outcome reads first (step 11: it could not, after the work): failed
+    ("I couldn't find the document with the vacation plans. Could you please provide more details?", Outcome.FAILED),
+    # not: an offer of more after an answer, a question with nothing missing, a lookup that found nothing as the answer
+    ("There are no unread emails in your inbox. Here are the latest ones: 1. Lunch (Sarah). Would you like me to "
+     "provide more details about any of these emails?", Outcome.ACHIEVED),
+    ("I found a scheduled rent payment of 1100.0 for the 4th of April. Would you like to update the amount?",
+     Outcome.ACHIEVED),
+    ("No transactions were found for March, so nothing was paid to Spotify that month.", Outcome.ACHIEVED),
+])
+def test_a_turn_that_came_up_empty_and_hands_a_question_back_is_partial(final, outcome):
+    s = _session(("user", {"text": "Add the cookie ingredients to my grocery list in the cloud drive."}),
+                 ("assistant", {"text": "", "tool_calls": [{"id": "c1", "name": "search_files_by_filename",
+                                                             "arguments": {"filename": "grocery"}}]}),
+                 ("tool", {"tool_call_id": "c1", "name": "search_files_by_filename", "output": "[]"}),
+                 ("assistant", {"text": final}), status="idle")
+    decided, reason = explain_outcome(s, [])
+    assert decided == outcome, reason
+    if outcome == Outcome.PARTIAL:
+        assert reason.startswith("the last turn's lookups came up empty"), reason
+        assert verdict(s, []).message == s.messages[3].id

@@ -1,0 +1,47 @@
+"""The final reply read for an agent that stopped before the task was done, though its last
+words are an answer: it announced its own next step and took none, or its lookups came up
+empty and it handed a question back. Read by the card's Outcome (step 13 of docs/outcome.md);
+phrases: lexicons/endings.toml."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .text import lexicon
+from .text.prose import canonical, sentences
+
+if TYPE_CHECKING:
+    from .ending import Ending
+    from .model import Message
+
+_WORDS = lexicon.load("nomos_forensics.text", "endings")
+ANNOUNCES = re.compile(lexicon.pattern(_WORDS["patterns"], "announces", _WORDS.get("macros", {})), re.IGNORECASE)
+NOT_FOUND, HANDS_BACK = (re.compile(lexicon.pattern(_WORDS["patterns"], key, _WORDS.get("macros", {})))
+                         for key in ("not_found", "hands_back"))
+
+
+def came_up_empty(ending: "Ending") -> "tuple[Message, str, str] | None":
+    """(answer, the sentence saying nothing was found, its closing question) when the last turn
+    did work and the final answer says a lookup found nothing (NOT_FOUND), then ends by handing a
+    question back to the user (HANDS_BACK: not an offer of more): it stopped empty-handed."""
+    answer = ending.answer
+    if answer is None or not ending.worked or not (answer.text or "").rstrip().endswith(("?", "\uff1f")):
+        return None
+    said = [s for s in sentences(answer.text or "") if s.strip()]
+    if len(said) < 2 or not said[-1].rstrip().endswith(("?", "\uff1f")) or not HANDS_BACK.search(canonical(said[-1])):
+        return None
+    empty = next((s for s in said[:-1] if NOT_FOUND.search(canonical(s))), None)
+    return (answer, empty, said[-1]) if empty is not None else None
+
+
+def announced(ending: "Ending") -> "tuple[Message, str] | None":
+    """(answer, its last sentence) when the conversation ends on an answer whose last sentence
+    announces the agent's own next step (ANNOUNCES): it stopped mid-task."""
+    answer = ending.answer
+    if answer is None:
+        return None
+    said = [s for s in sentences((answer.text or "")[-400:]) if s.strip()]  # the last sentence is in its tail
+    if not said or said[-1].rstrip().endswith(("?", "\uff1f")):
+        return None
+    return (answer, said[-1]) if ANNOUNCES.search(canonical(said[-1].strip())) else None
