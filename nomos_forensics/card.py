@@ -33,7 +33,7 @@ from .ending import (
     turn_block,
 )
 from .final_words import announced as announced_step
-from .final_words import came_up_empty
+from .final_words import came_up_empty, reports_failure
 from .model import Session, excerpt
 from .rule import Finding, Severity
 from .text.closings import OFFER
@@ -318,7 +318,10 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         updated the file", "Done!"), admits no problem (no "error", "failed", "unfortunately",
         "but", ...), and the last tool result before it in its turn is an error: the claim
         does not hold. Not an error of a coding client's general shell (`Bash`, `shell`,
-        `execute_command`, ...), where a failed probe ("tool --version") is common.
+        `execute_command`, ...), where a failed probe ("tool --version") is common. When that
+        error is there and the final reply says so ("I received an error message saying that
+        the channel was not found. Please check the name and try again."), the action did not
+        happen: partial after an earlier answer, else failed.
     20. achieved: the final reply answers with text (or the user closed after it, step 6).
 
     Every outcome's reason quotes the message it rests on (the agent's answer or confirmation,
@@ -453,6 +456,12 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
         said, claim, result = contradicted
         return Verdict(Outcome.PARTIAL, f"the final answer, in turn {said.turn}, says {_quote(claim, 60)}, but the last "
                        f"tool result before it ({result.tool_name or 'tool'}, message {result.id}) is an error", said.id, kind="claim-contradicted")
+    failure = reports_failure(ending)
+    if failure is not None:
+        said, sentence, result = failure
+        return Verdict(Outcome.PARTIAL if ending.earlier else Outcome.FAILED, f"the last call before the final answer, in turn {said.turn} "
+                       f"({result.tool_name or 'tool'}), failed, and the answer says so: {_quote(sentence, 80)}", said.id,
+                       kind="reports-failure")
     if ending.closing is not None:
         return Verdict(Outcome.ACHIEVED, f"answered in turn {answer.turn}; the user closed with thanks"
                        f"{_said(ending.closing)}", ending.closing.id, kind="closed-with-thanks")

@@ -1,6 +1,6 @@
 """The final reply read for an agent that stopped before the task was done, though its last
-words are an answer: it announced its own next step and took none, or its lookups came up
-empty and it handed a question back. Read by the card's Outcome (step 13 of docs/outcome.md);
+words are an answer: it announced its own next step and took none, its lookups came up
+empty and it handed a question back, or its last call failed and it says so. Read by the card's Outcome (step 13 of docs/outcome.md);
 phrases: lexicons/endings.toml."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .ending import ADMITS, turn_block
+from .rounds import failed_action, results_of
 from .text import lexicon
 from .text.prose import canonical, sentences
 
@@ -45,3 +47,20 @@ def announced(ending: "Ending") -> "tuple[Message, str] | None":
     if not said or said[-1].rstrip().endswith(("?", "\uff1f")):
         return None
     return (answer, said[-1]) if ANNOUNCES.search(canonical(said[-1].strip())) else None
+
+
+def reports_failure(ending: "Ending") -> "tuple[Message, str, Message] | None":
+    """(answer, its sentence admitting a problem, the tool result) when the last tool result
+    before the final answer, in its turn, is a failed action (not a coding shell's probe, not the
+    user declining) and the answer says so (ADMITS: "I received an error message saying that
+    the channel was not found"): the action did not happen, and the agent stopped there."""
+    answer = ending.answer
+    if answer is None:
+        return None
+    block = turn_block(ending.conversation, answer.turn)
+    before = next((block[:n] for n, m in enumerate(block) if m is answer), [])
+    result = next((m for m in reversed(before) if m.role == "tool" or m.tool_results), None)
+    if result is None or not any(failed and failed_action(name) for name, failed in results_of(result)):
+        return None
+    sentence = next((s for s in sentences(answer.text or "") if ADMITS.search(canonical(s))), None)
+    return (answer, sentence, result) if sentence is not None else None

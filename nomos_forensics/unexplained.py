@@ -59,6 +59,7 @@ ENDINGS = {
     "announces-next-step": "the last reply announces a next step the agent never took",
     "came-up-empty": "the last turn's lookups found nothing and the reply hands a question back",
     "claim-contradicted": "claims success right after a failed tool call",
+    "reports-failure": "the last call failed and the final answer says so",
 }
 
 # The shape of the agent's last reply in the last turn: a question (its end), a promise, a
