@@ -293,10 +293,8 @@ def _contradicted(ending: Ending) -> "tuple[Message, str, Message] | None":
     answer = ending.answer if ending.closing is None else ending.conversation[-2]
     if answer is None or answer.role != "assistant" or ending.kind != ANSWERED:
         return None
-    block = turn_block(ending.conversation, answer.turn)
-    before = next((block[:n] for n, m in enumerate(block) if m is answer), [])
-    result = next((m for m in reversed(before) if m.role == "tool" or m.tool_results), None)
-    if result is None or not any(failed and failed_action(name) for name, failed in results_of(result)):
+    result = failed_before(ending.conversation, answer)
+    if result is None:
         return None
     plain = ending._plain(answer)
     if ADMITS.search(plain):
@@ -305,6 +303,17 @@ def _contradicted(ending: Ending) -> "tuple[Message, str, Message] | None":
     if claim is None or claim[0] is not answer:
         return None
     return answer, claim[1], result
+
+
+def failed_before(conversation: "Sequence[Message]", answer: "Message") -> "Message | None":
+    """The last tool result before `answer` in its turn, when it is a failed action
+    (rounds.failed_action: not a coding shell's probe, not the user declining a question)."""
+    block = turn_block(conversation, answer.turn)
+    before = next((block[:n] for n, m in enumerate(block) if m is answer), [])
+    result = next((m for m in reversed(before) if m.role == "tool" or m.tool_results), None)
+    if result is None or not any(failed and failed_action(name) for name, failed in results_of(result)):
+        return None
+    return result
 
 
 def _client_says(client: "tuple[Message, ...]", what: "re.Pattern[str]") -> "Message | None":

@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .ending import ADMITS, turn_block
-from .rounds import failed_action, results_of
+from .ending import ADMITS, failed_before
 from .text import lexicon
 from .text.prose import canonical, sentences
 
@@ -57,10 +56,8 @@ def reports_failure(ending: "Ending") -> "tuple[Message, str, Message] | None":
     answer = ending.answer
     if answer is None:
         return None
-    block = turn_block(ending.conversation, answer.turn)
-    before = next((block[:n] for n, m in enumerate(block) if m is answer), [])
-    result = next((m for m in reversed(before) if m.role == "tool" or m.tool_results), None)
-    if result is None or not any(failed and failed_action(name) for name, failed in results_of(result)):
+    result = failed_before(ending.conversation, answer)
+    if result is None:
         return None
     sentence = next((s for s in sentences(answer.text or "") if ADMITS.search(canonical(s))), None)
     return (answer, sentence, result) if sentence is not None else None
