@@ -683,3 +683,18 @@ def test_a_last_call_that_failed_and_an_answer_that_says_so_is_not_achieved():
     ok = rows[:2] + [("tool", {"tool_call_id": "c1", "name": "send_channel_message", "output": "None"}),
                      ("assistant", {"text": "Sent, but note the channel name was 'External_0'."})]
     assert explain_outcome(_session(*ok, status="idle"), [])[0] == Outcome.ACHIEVED  # the call worked
+
+
+@pytest.mark.parametrize("admission", [
+    "Me desculpe muito, não conseguimos resolver o problema com seu e-reader.",  # maia-dqe (tune)
+    "Leider können wir das Problem nicht lösen.",
+    "No pudimos solucionar el problema con su pedido.",
+    "I'm sorry, we were unable to resolve the issue with your account.",
+])
+def test_a_support_agent_saying_we_could_not_solve_it_is_not_achieved(admission):
+    """A support agent speaks for the company: 'we could not solve it', then the customer's
+    closing thanks, is no success."""
+    s = _session(("user", {"text": "my e-reader freezes on the logo"}),
+                 ("assistant", {"text": f"{admission} Is there anything else I can help you with?"}),
+                 ("user", {"text": "ok, that's all, thanks"}), status="idle")
+    assert decide_outcome(s, []) == Outcome.FAILED
