@@ -1,7 +1,7 @@
 """The final reply read for an agent that stopped before the task was done, though its last
-words are an answer: it announced its own next step and took none, its lookups came up
-empty and it handed a question back, or its last call failed and it says so. Read by the card's Outcome (step 13 of docs/outcome.md);
-phrases: lexicons/endings.toml."""
+words are an answer: it announced its own next step and took none, its lookups came up empty
+and it handed a question back, or its last call failed and it says so. Read by the card's
+Outcome (steps 13 and 19 of docs/outcome.md); phrases: lexicons/endings.toml."""
 
 from __future__ import annotations
 

@@ -61,14 +61,15 @@ class CutOffMidCall(Rule):
         ending = session.ending
         if ending.kind not in (TOOL_CALL, TOOL_RESULT) or ending.in_flight(ctx.grace):
             return
-        round_, pending = unanswered(ending.conversation)
-        pending = [call for call in pending if not is_finishing(call)]
+        round_, unresulted = unanswered(ending.conversation)
+        pending = [call for call in unresulted if not is_finishing(call)]
         if round_ is None or not pending or ending.stopped is not None or _keeps_no_results(ending.conversation, round_):
             return
         names = ", ".join(f"`{call.display_name}`" for call in pending[:SHOWN_CALLS])
         more = f" and {len(pending) - SHOWN_CALLS} more" if len(pending) > SHOWN_CALLS else ""
-        total = len(round_.tool_calls)
-        whole = "the session ends on it" if total == len(pending) else f"{total - len(pending)} of the round's other calls did"
+        total, answered = len(round_.tool_calls), len(round_.tool_calls) - len(unresulted)
+        whole = (f"the session ends on {'them' if len(pending) > 1 else 'it'}" if not answered else
+                 "the round's other call got its result" if answered == 1 else f"the round's {answered} other calls got theirs")
         shown = [_described(call) for call in pending[:SHOWN_CALLS]]
         yield self.finding(
             f"turn {round_.turn}: {len(pending)} tool call{'s' if len(pending) > 1 else ''} ({names}{more}) "
@@ -78,7 +79,7 @@ class CutOffMidCall(Rule):
                  "may do it twice); make the server store a result or an error (a timeout) for every call it "
                  "dispatches, so a dropped stream still leaves a record."),
             data={"turn": round_.turn, "pending": len(pending), "calls": total,
-                  "tools": sorted(Counter(call.display_name for call in pending))},
+                  "tools": sorted({call.display_name for call in pending})},
         )
 
 

@@ -187,7 +187,7 @@ def bounded(text: str) -> str:
     with a lone `</think>` (DeepSeek-R1-Distill through aider writes no opening tag) is not the
     reply: only what follows the closing tag is read."""
     closing = text.rfind("</think>")
-    if closing >= 0 and "<think" not in text[:closing]:
+    if closing >= 0 and text.find("<think", 0, closing) < 0:
         text = text[closing + len("</think>"):]
     if len(text) <= RAW_HEAD + RAW_TAIL:
         return text
