@@ -147,6 +147,8 @@ def refusals(session: Session) -> list[tuple[Message, Refusal]]:
             if reading is not None:
                 cued.add(id(message))
             found = decide_reading(reading)
+            if found is not None and found.kind == "no-web-tool" and claims.asks_meaning(found.sentence):
+                found = None  # "I don't know what you mean": it asks the user to clarify
             if found is not None and found.kind == "cant-run" and (
                     not _FIRST_PERSON.intersection(found.cues) or claims.not_a_claim(text, found.sentence)):
                 found = None  # about a third party, waiting for the user's files, about code, …: read on

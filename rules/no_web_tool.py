@@ -46,8 +46,9 @@ class NoWebTool(Rule):
     knows and declines the rest is reported as partial (friction).
     Not: a session that called a web tool; a tool the agent tried that returned nothing ("the
     search found nothing": a result); facts about systems or third parties ("the container has
-    no internet access"); missing context about the user's own code; reasoning printed before a
-    closing `</think>`; quoted text.
+    no internet access"); missing context about the user's own code; not knowing what the user
+    means ("I don't know what you mean", "não sei o que o senhor quer dizer": a request to
+    clarify); reasoning printed before a closing `</think>`; quoted text.
     Root cause: the deployment has no `http_get` / web-fetch MCP tool, so the agent cannot look things up.
     Fix: add the `http_get` (web fetch) MCP tool and tell the agent in SOUL.md to use it when local knowledge is missing.
     """

@@ -16,7 +16,7 @@ import re
 
 from . import lexicon
 from .prefilter import AnyPattern, any_token, letter_first
-from .prose import statements
+from .prose import canonical, statements
 
 
 def _verbs(*words: str) -> str:
@@ -303,6 +303,13 @@ def first_claim(text: str, missing_only: bool = False, accept=None) -> str | Non
 
 
 _HEDGED = _table("capability_claims", "hedged")
+_MEANING = _table("capability_claims", "meaning")
+
+
+def asks_meaning(sentence: str) -> bool:
+    """The sentence says the agent does not know what the user means: a request to clarify, no
+    missing knowledge ("I don't know what you mean", "não sei o que o senhor quer dizer")."""
+    return _MEANING.search(canonical(sentence)) is not None
 
 
 def acting_claim(text: str) -> str | None:
