@@ -32,8 +32,9 @@ def acting_claims(session) -> list[tuple]:
     """(message, statement) for each message that acts (`acts`: calls a tool, or runs a command in
     a text-protocol step) but says, in its text, that it cannot do part of the job because
     something is missing (claims.acting_claim): a tool or package not installed, a library it
-    would need, sudo's password prompt, a terminal, tools denied by the client's mode. The agent goes on working, so only a named gap counts (a bare
-    "we can't do that" in an agent's thought is nearly always about the code or the task's rules)."""
+    would need, sudo's password prompt, a terminal, tools denied by the client's mode. The agent
+    goes on working, so only a named gap counts (a bare "we can't do that" in an agent's thought
+    is nearly always about the code or the task's rules)."""
     return [(message, claim) for message in session.messages
             if message.role == "assistant" and message.text and acts(message)
             and (claim := acting_claim(bounded(message.text))) is not None]
