@@ -243,6 +243,15 @@ class Ending:
         return _contradicted(self)
 
     @_once
+    def failed_result(self) -> "Message | None":
+        """The failed tool result right before the final answer (a closing after it aside): read
+        by the contradicted-claim and the reports-failure readings alike, worked out once."""
+        answer = self.answer if self.closing is None else self.conversation[-2]
+        if answer is None or answer.role != "assistant" or self.kind != ANSWERED:
+            return None
+        return failed_before(self.conversation, answer)
+
+    @_once
     def quit(self) -> "Message | None":
         """The last turn's request when the whole of it gives the task up ("forget it", "never
         mind, I'll do it myself", "算了"), else None."""
@@ -290,12 +299,10 @@ class Ending:
 
 def _contradicted(ending: Ending) -> "tuple[Message, str, Message] | None":
     """Ending.contradicted, worked out."""
-    answer = ending.answer if ending.closing is None else ending.conversation[-2]
-    if answer is None or answer.role != "assistant" or ending.kind != ANSWERED:
-        return None
-    result = failed_before(ending.conversation, answer)
+    result = ending.failed_result
     if result is None:
         return None
+    answer = ending.answer if ending.closing is None else ending.conversation[-2]
     plain = ending._plain(answer)
     if ADMITS.search(plain):
         return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .ending import ADMITS, failed_before
+from .ending import ADMITS
 from .text import lexicon
 from .text.prose import canonical, sentences
 
@@ -53,11 +53,8 @@ def reports_failure(ending: "Ending") -> "tuple[Message, str, Message] | None":
     before the final answer, in its turn, is a failed action (not a coding shell's probe, not the
     user declining) and the answer says so (ADMITS: "I received an error message saying that
     the channel was not found"): the action did not happen, and the agent stopped there."""
-    answer = ending.answer
-    if answer is None:
-        return None
-    result = failed_before(ending.conversation, answer)
-    if result is None:
+    answer, result = ending.answer, ending.failed_result
+    if answer is None or result is None:
         return None
     sentence = next((s for s in sentences(answer.text or "") if ADMITS.search(canonical(s))), None)
     return (answer, sentence, result) if sentence is not None else None
