@@ -307,3 +307,67 @@ def test_claim_reading_gate_loses_nothing():
             claimed += 1
             assert refusal.holds_cue(text) or claims.may_claim(text), text
     assert claimed >= 200
+
+
+def _shipped_lazy_patterns() -> list:
+    import gc
+
+    from nomos_forensics.text.prefilter import LazyPattern
+
+    _all_rule_patterns_loaded()
+    return [o for o in gc.get_objects() if isinstance(o, LazyPattern)]
+
+
+def test_every_shipped_lazy_pattern_compiles_with_the_flags_it_announced():
+    """Patterns compiled on first use still fail here, not mid-scan: each one the package and
+    the built-in rules hold compiles, and the flags it gave the word gates before compiling
+    are the compiled pattern's."""
+    lazy = _shipped_lazy_patterns()
+    assert len(lazy) > 200  # user-frustration's tables, the endings, the claim tables …
+    for pattern in lazy:
+        announced = pattern.flags
+        assert pattern.compiled.flags == announced, pattern
+
+
+@pytest.mark.parametrize("source,flags", [
+    ("abc", 0), ("abc", re.M), ("(?i)abc", 0), ("(?im)a", re.S), ("(?s)(?m)x", 0), ("(?a)x", 0), ("(?x) a b", 0),
+])
+def test_lazy_pattern_flags_before_compiling(source, flags):
+    from nomos_forensics.text.prefilter import LazyPattern
+
+    pattern = LazyPattern(source, flags)
+    assert pattern.flags == re.compile(source, flags).flags
+    assert "compiled" not in vars(pattern)  # reading flags and source compiles nothing
+    assert pattern.pattern == source
+
+
+def test_lazy_pattern_compiles_once_and_then_is_the_compiled_pattern():
+    from nomos_forensics.text.prefilter import LazyPattern
+
+    pattern = LazyPattern(r"\bno\b")
+    assert "compiled" not in vars(pattern)
+    assert pattern.search("say no more").span() == (4, 6)
+    compiled = pattern.compiled
+    assert compiled is pattern.compiled and vars(pattern)["search"] == compiled.search  # no __getattr__ from now on
+    assert [m.span() for m in pattern.finditer("no, no")] == [(0, 2), (4, 6)]
+    assert pattern.sub("yes", "no") == "yes" and pattern.groups == 0
+
+
+def test_lazy_pattern_falls_back_and_reports_bad_sources_on_use():
+    from nomos_forensics.text.prefilter import LazyPattern
+
+    fallback = LazyPattern(r"(?<=a+)b", fallback=r"ab")  # the first does not compile (variable lookbehind)
+    assert fallback.search("xab").span() == (1, 3)
+    broken = LazyPattern(r"(unclosed")
+    with pytest.raises(re.error):
+        broken.search("x")
+
+
+def test_literal_first_of_a_source_is_lazy_and_finds_the_same():
+    from nomos_forensics.text.prefilter import LazyPattern, literal_first
+
+    fast = literal_first(r"\b(?:no|not)\b")
+    assert isinstance(fast, LazyPattern) and "compiled" not in vars(fast)
+    assert required_words(fast) == ("no", "not")  # the gates read it before it is compiled
+    assert "compiled" not in vars(fast)
+    assert [m.span() for m in fast.finditer("not now, no")] == [(0, 3), (9, 11)]

@@ -15,7 +15,7 @@ import functools
 import re
 
 from . import lexicon
-from .prefilter import AnyPattern, any_token, letter_first
+from .prefilter import AnyPattern, LazyPattern, any_token, letter_first
 from .prose import canonical, statements
 
 
@@ -82,7 +82,7 @@ _HAVE_NOT = (
     r"\s+(?:lack|am\s+lacking|'m\s+lacking)|'ve\s+not\s+been\s+(?:given|granted)|\s+(?:haven't|were\s+never|was\s+never)\s+been\s+(?:given|granted))"
 )
 # First-person claims share their subject: one prefix, then the alternatives.
-_NEGATION = re.compile(
+_NEGATION = LazyPattern(
     rf"{_SUBJECT}(?:"
     rf"{_ADVERBS}{_INABLE}{_FILLER}\s+(?:{_ACTION})"
     rf"|{_ADVERBS}{_INABLE}{_FILLER}\s+(?:get|obtain|have|gain|acquire|open|spawn|establish)\s+(?:a\s+|an\s+|any\s+|the\s+)?(?:\w+\s+)?{_CAPABILITY_NOUN}"
@@ -116,8 +116,8 @@ _NEGATION = re.compile(
     rf"|^(?:unfortunately|sorry|apologies|sadly|regrettably|i'm\s+sorry|i'm\s+afraid|afraid)\b[,\s\-—–:]*(?:but\s+)?(?:i'm\s+|currently\s+)?(?:unable|not\s+able|can't)\s+to?{_FILLER}\s*(?:{_ACTION})"
 )
 # Impersonal claims, each behind a word it cannot match without (cheap `in` tests first).
-_NO_CAPABILITY: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
-    (gate, re.compile(pattern))
+_NO_CAPABILITY: tuple[tuple[tuple[str, ...], LazyPattern], ...] = tuple(
+    (gate, LazyPattern(pattern))
     for gate, pattern in (
         (("there",),
          r"\bthere(?:'s|\s+are)\s+no\s+(?:\w+\s+){0,2}(?:tool|action|function|capability|command|mechanism|endpoint|option|integration)s?\b"
@@ -162,7 +162,7 @@ _NO_CAPABILITY: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
 
 def _no_capability(plain: str) -> bool:
     return any(any(map(plain.__contains__, gate)) and pattern.search(plain) for gate, pattern in _NO_CAPABILITY)
-_OTHER_LANGUAGES = re.compile(
+_OTHER_LANGUAGES = LazyPattern(
     # Spanish, Portuguese, French, Italian: "can't" followed by anything but a finding verb
     r"\bno\s+(?:puedo|podemos|soy\s+capaz\s+de|estoy\s+en\s+condiciones\s+de|me\s+es\s+posible)\s+(?!encontrar|ver|confirmar|garantizar|decir|creer|esperar|asegurar|recomendar)"
     r"|\bno\s+(?:tengo|tenemos|dispongo\s+de)\s+(?:acceso|permisos?|la\s+capacidad|capacidad|forma|manera|herramientas?)"
@@ -242,27 +242,32 @@ def worth_reading(text: str) -> bool:
     return _english_cue(lower) or bool(_OTHER_CUE.search(lower))
 
 
-def _table(name: str, key: str) -> re.Pattern[str]:
+def _source(name: str, key: str) -> str:
     data = lexicon.load("nomos_forensics.text", name)
-    return re.compile(lexicon.pattern(data["patterns"], key, data.get("macros", {})))
+    return lexicon.pattern(data["patterns"], key, data.get("macros", {}))
+
+
+def _table(name: str, key: str) -> LazyPattern:
+    """A lexicon table's pattern, compiled when first used (start-up: most runs need few)."""
+    return LazyPattern(_source(name, key))
 
 
 # lexicons/capability_claims.toml: more claims, what is not one, what a claim names as missing
 _MORE_CLAIMS = _table("capability_claims", "claims")
 _CLAIMS_ID = _table("capability_claims", "claims_id")
-_NOT_A_CLAIM = re.compile("|".join(_table("capability_claims", key).pattern
+_NOT_A_CLAIM = LazyPattern("|".join(_source("capability_claims", key)
                                    for key in ("waiting", "code", "format", "scope", "state")))
 _INSTRUCTIONS = _table("capability_claims", "instructions")
 _MISSING = _table("capability_claims", "missing")
 MISSING_WORDS = tuple(lexicon.words(lexicon.load("nomos_forensics.text", "capability_claims")["words"]["missing"]))
 # lexicons/policy_claims.toml: a claim that cites a policy, rule or terms is a policy refusal
 _REFUSAL = lexicon.load("nomos_forensics.text", "policy_claims")["patterns"]
-_POLICY = re.compile("|".join(
-    [_table("policy_claims", key).pattern for key in _REFUSAL if key.startswith("refusal_")]
+_POLICY = LazyPattern("|".join(
+    [_source("policy_claims", key) for key in _REFUSAL if key.startswith("refusal_")]
     # a decline and a cited rule of the same language, anywhere in the statement
-    + [f"^(?=.*?(?:{_table('policy_claims', key).pattern}))(?=.*?(?:{_table('policy_claims', 'reason_' + key[8:]).pattern}))"
+    + [f"^(?=.*?(?:{_source('policy_claims', key)}))(?=.*?(?:{_source('policy_claims', 'reason_' + key[8:])}))"
        for key in _REFUSAL if key.startswith("decline_")]), re.S)
-_POLICY_LEAD = re.compile("|".join(_table("policy_claims", key).pattern for key in _REFUSAL if key.startswith("lead_")))
+_POLICY_LEAD = LazyPattern("|".join(_source("policy_claims", key) for key in _REFUSAL if key.startswith("lead_")))
 
 
 def claim_in(plain: str) -> bool:
@@ -337,8 +342,8 @@ def may_claim(text: str) -> bool:
 # what reads as a decline but is not a capability claim (each a class seen in real sessions:
 # waiting for the user's files, a statement about code, the client's edit format, the agent's
 # state, the task's scope, its instructions, a judgement of effort)
-_NOT = re.compile("|".join(_table("capability_claims", key).pattern
-                           for key in ("waiting", "code", "format", "state", "scope", "instructions", "hedged")))
+_NOT = LazyPattern("|".join(_source("capability_claims", key)
+                        for key in ("waiting", "code", "format", "state", "scope", "instructions", "hedged")))
 
 
 def not_a_claim(text: str, sentence: str) -> bool:

@@ -169,11 +169,12 @@ class AnyPattern:
     that is a prefix followed by a group of alternatives ("(?:i|we)(?:can't…|don't have…)")
     is distributed over them, so each gets its own words."""
 
-    def __init__(self, pattern: re.Pattern) -> None:
+    def __init__(self, pattern: "re.Pattern | LazyPattern") -> None:
         self.pattern = pattern
         self.gates = WordGates()
         parts = [p for branch in alternatives(pattern.pattern) for p in _distributed(branch)]
-        self.group = self.gates.add([re.compile(p, pattern.flags) for p in parts])
+        flags = pattern.flags_given if isinstance(pattern, LazyPattern) else pattern.flags
+        self.group = self.gates.add([re.compile(p, flags) for p in parts])
 
     def matches(self, text: str) -> bool:
         return any(p.search(text) for p in self.gates.candidates(self.group, self.gates.mask(text)))
@@ -252,10 +253,59 @@ class AnySubstring:
 
 _SPECIAL = set("\\.^$*+?{}[]|()")
 _QUANTIFIER = set("?*+{")
+_INLINE_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
+_FLAG_OF = {"a": re.ASCII, "i": re.IGNORECASE, "L": re.LOCALE, "m": re.MULTILINE, "s": re.DOTALL,
+            "u": re.UNICODE, "x": re.VERBOSE}
+
+
+class LazyPattern:
+    """A pattern compiled on its first use. Start-up pays for every pattern compiled at import,
+    and a short run (`review` of one session) needs few of the big alternations: of the ~210 ms
+    of patterns the text modules compiled at import, ~150 ms went unused on the bench's long
+    session. `.pattern` and `.flags` read without compiling (the flags as the compiled pattern
+    would have them: the given ones, the source's leading inline ones, UNICODE for text); the
+    first other attribute compiles it and puts the compiled pattern's methods on the instance,
+    so later calls cost what a compiled pattern's do (no `__getattr__` on the hot path).
+    `fallback`: the source to compile instead when `source` does not compile."""
+
+    _COPIED = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "groups", "groupindex")
+
+    def __init__(self, source: str, flags: int = 0, fallback: str | None = None) -> None:
+        self.pattern = source
+        self.flags_given = flags
+        self._fallback = fallback
+
+    @property
+    def flags(self) -> int:
+        flags, at = self.flags_given, 0
+        while found := _INLINE_FLAGS.match(self.pattern, at):
+            for letter in found.group(1):
+                flags |= _FLAG_OF[letter]
+            at = found.end()
+        return flags if flags & (re.ASCII | re.LOCALE) else flags | re.UNICODE
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):  # pickle, copy and friends ask for dunders: not a use
+            raise AttributeError(name)
+        try:
+            compiled = re.compile(self.pattern, self.flags_given)
+        except (re.error, RecursionError, OverflowError):
+            if self._fallback is None:
+                raise
+            compiled = re.compile(self._fallback, self.flags_given)
+        for attr in self._COPIED:
+            self.__dict__[attr] = getattr(compiled, attr)
+        self.__dict__["compiled"] = compiled
+        return self.__dict__[name] if name in self.__dict__ else getattr(compiled, name)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self.pattern[:40]!r}…)" if len(self.pattern) > 40 else f"LazyPattern({self.pattern!r})"
+
+
 GROWTH_LIMIT = 8  # literal_first gives up on a rewrite this many times longer than the source
 
 
-def literal_first(pattern: "re.Pattern[str] | str", flags: int = 0) -> re.Pattern[str]:
+def literal_first(pattern: "re.Pattern[str] | LazyPattern | str", flags: int = 0) -> "re.Pattern[str] | LazyPattern":
     """`pattern` (compiled, or a source and flags) rewritten so that each of its top-level
     branches starts with a literal character, when that can be done exactly; otherwise the
     pattern as written. A source is compiled once, in whichever form is kept.
@@ -270,25 +320,35 @@ def literal_first(pattern: "re.Pattern[str] | str", flags: int = 0) -> re.Patter
     LOCALE or IGNORECASE (where the engine does not skip by cased letters), and branches that
     may start anywhere else (`^`, a class, `\\w`, an optional first character) are left as
     they are, and so is a rewrite more than GROWTH_LIMIT times longer (slow to compile).
-    `required_words` (word gates) reads a rewritten pattern's source. Call it once, at import.
+    `required_words` (word gates) reads a rewritten pattern's source. Call it once, at import:
+    a source is compiled on first use (`LazyPattern`), a compiled pattern's rewrite at once.
     """
     if isinstance(pattern, re.Pattern):
         source, flags, written = pattern.pattern, pattern.flags, pattern
     else:
         source, written = pattern, None
+        if isinstance(pattern, LazyPattern):
+            source, flags = pattern.pattern, pattern.flags_given
     rewritten = _rewritten(source, flags)
+    if written is None:
+        # compiled on first use; a rewrite that does not compile (e.g. a lookbehind no longer
+        # fixed-width) falls back to the source, whose matches it shares, so its words still gate
+        lazy = LazyPattern(rewritten or source, flags, fallback=source if rewritten else None)
+        if rewritten is not None:
+            _REWRITES[lazy] = (source, flags)
+        return lazy
     if rewritten is not None:
         try:
             compiled = re.compile(rewritten, flags)
-        except (re.error, RecursionError, OverflowError):  # e.g. a lookbehind no longer fixed-width
+        except (re.error, RecursionError, OverflowError):
             pass
         else:
             _REWRITES[compiled] = (source, flags)
             return compiled
-    return written if written is not None else re.compile(source, flags)
+    return written
 
 
-_REWRITES: dict[re.Pattern[str], tuple[str, int]] = {}
+_REWRITES: dict["re.Pattern[str] | LazyPattern", tuple[str, int]] = {}
 
 
 def rewrites() -> list[tuple[str, int, re.Pattern[str]]]:
