@@ -159,7 +159,7 @@ def main() -> int:
                        ["language", "frustrated", "found", "false alarms"], tablefmt="github"))
     out = train(examples, args.c)
     out["detect"]["meta"] = {"trained_on": len(examples), "families": sorted({e["family"] for e in examples}), "c": args.c}
-    print("\nmodels: " + ", ".join(f"{name} {len(model['weights'])} weighted features" for name, model in out.items()))
+    print("\nmodels: " + ", ".join(f"{name} {len(model['buckets'])} weighted features" for name, model in out.items()))
     if args.write:
         MODEL.write_text(json.dumps(out, separators=(",", ":")), encoding="utf-8")
         print(f"wrote {MODEL} ({MODEL.stat().st_size / 1e6:.2f} MB)")

@@ -149,8 +149,8 @@ def export(model, classes_order: tuple[str, ...], buckets: list[int]) -> dict:
     bias = [float(bias[i]) for i in order]
     weights = {}
     for column in np.nonzero(np.abs(coef).max(axis=0) >= PRUNE)[0]:
-        weights[str(buckets[column])] = [round(float(v), 5) for v in coef[:, column]]
-    return {"classes": list(classes_order), "bias": [round(b, 5) for b in bias], "weights": weights}
+        weights[int(buckets[column])] = [round(float(v), 5) for v in coef[:, column]]
+    return feats.LinearModel.columns(classes_order, [round(b, 5) for b in bias], weights)
 
 
 def scores(gold: list[str], predicted: list[str], kinds: tuple[str, ...]) -> list[list]:
@@ -378,7 +378,7 @@ def main() -> int:
     out = train(examples, args.c)
     out["detect"]["meta"] = {"trained_on": sum(1 for e in examples if features_of(e) is not None),
                              "families": sorted({e["family"] for e in examples}), "c": args.c}
-    print("\nmodels: " + ", ".join(f"{name} {len(model['weights'])} weighted features" for name, model in out.items()))
+    print("\nmodels: " + ", ".join(f"{name} {len(model['buckets'])} weighted features" for name, model in out.items()))
     if args.write:
         MODELS.mkdir(exist_ok=True)
         (MODELS / "refusal.json").write_text(json.dumps(out, separators=(",", ":")), encoding="utf-8")
