@@ -84,7 +84,7 @@ def test_wheel_ships_rules_migrations_queries_and_sample(wheel):
         assert module.relative_to(ROOT).as_posix() in names, f"{module.relative_to(ROOT)} is not in the wheel"
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "nomos-forensics = nomos_forensics.cli:main" in text
+    assert "nomos-forensics = nomos_forensics.launch:main" in text
     assert "[nomos_forensics]" in text and "nomos_forensics_rules.cant_run" in text
     assert not any(n.startswith(("tests/", "rules/", "sql/")) for n in names), "repo-relative paths leaked"
 
