@@ -371,3 +371,17 @@ def test_literal_first_of_a_source_is_lazy_and_finds_the_same():
     assert required_words(fast) == ("no", "not")  # the gates read it before it is compiled
     assert "compiled" not in vars(fast)
     assert [m.span() for m in fast.finditer("not now, no")] == [(0, 3), (9, 11)]
+
+
+def test_the_missing_gate_of_acting_claims_is_exact():
+    """cant-run's acting claims test a statement's named gap before the claim reading; the words
+    that gate that test are the ones every match needs, so the gate hides no match."""
+    from nomos_forensics.text import claims
+    from nomos_forensics.text.prose import statements
+
+    assert claims._MISSING_GATE  # the pattern's words can be told: the gate is in use
+    plains = [plain for text in _literal_first_texts() for _, plain in statements(text)]
+    assert len(plains) > 3000
+    found = [claims._MISSING.search(p) is not None for p in plains]
+    assert [claims._names_missing(p) for p in plains] == found
+    assert sum(found) > 20  # the texts exercise the pattern

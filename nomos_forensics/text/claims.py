@@ -15,7 +15,7 @@ import functools
 import re
 
 from . import lexicon
-from .prefilter import AnyPattern, LazyPattern, any_token, letter_first
+from .prefilter import AnyPattern, LazyPattern, any_token, letter_first, required_words
 from .prose import canonical, statements
 
 
@@ -259,6 +259,14 @@ _NOT_A_CLAIM = LazyPattern("|".join(_source("capability_claims", key)
                                    for key in ("waiting", "code", "format", "scope", "state")))
 _INSTRUCTIONS = _table("capability_claims", "instructions")
 _MISSING = _table("capability_claims", "missing")
+# words one of which every _MISSING match holds (required_words): most statements hold none
+_MISSING_GATE = required_words(_MISSING)
+
+
+def _names_missing(plain: str) -> bool:
+    return (_MISSING_GATE is None or any(map(plain.__contains__, _MISSING_GATE))) and _MISSING.search(plain) is not None
+
+
 MISSING_WORDS = tuple(lexicon.words(lexicon.load("nomos_forensics.text", "capability_claims")["words"]["missing"]))
 # lexicons/policy_claims.toml: a claim that cites a policy, rule or terms is a policy refusal
 _REFUSAL = lexicon.load("nomos_forensics.text", "policy_claims")["patterns"]
@@ -294,7 +302,8 @@ def first_claim(text: str, missing_only: bool = False, accept=None) -> str | Non
     model's configuration, not a missing capability."""
     said = list(statements(text))
     for i, (sentence, plain) in enumerate(said):
-        if claim_in(plain) and (not missing_only or _MISSING.search(plain)):
+        # the cheap test first: most statements of a message that acts name nothing missing
+        if (not missing_only or _names_missing(plain)) and claim_in(plain):
             if i + 1 < len(said) and (_POLICY_LEAD.search(said[i + 1][1]) or _POLICY.search(said[i + 1][1])):
                 continue
             if i and _INSTRUCTIONS.search(said[i - 1][1]):  # the model citing its instructions
