@@ -89,13 +89,10 @@ class LinearModel:
         self.meta: dict = dict(data.get("meta", {}))
 
     @staticmethod
-    def columns(classes, bias, weights: Mapping[int, Iterable[float]], meta: Mapping | None = None) -> dict:
+    def columns(classes, bias, weights: Mapping[int, Iterable[float]]) -> dict:
         """The JSON form of a model (what __init__ reads), from a map of bucket to class weights."""
-        out = {"classes": list(classes), "bias": list(bias), "buckets": [int(b) for b in weights],
-               "weights": [w for row in weights.values() for w in row]}
-        if meta:
-            out["meta"] = dict(meta)
-        return out
+        return {"classes": list(classes), "bias": list(bias), "buckets": [int(b) for b in weights],
+                "weights": [w for row in weights.values() for w in row]}
 
     def scores(self, features: Iterable[int]) -> list[float]:
         total = list(self.bias)

@@ -173,8 +173,7 @@ class AnyPattern:
         self.pattern = pattern
         self.gates = WordGates()
         parts = [p for branch in alternatives(pattern.pattern) for p in _distributed(branch)]
-        flags = pattern.flags_given if isinstance(pattern, LazyPattern) else pattern.flags
-        self.group = self.gates.add([re.compile(p, flags) for p in parts])
+        self.group = self.gates.add([re.compile(p, pattern.flags) for p in parts])
 
     def matches(self, text: str) -> bool:
         return any(p.search(text) for p in self.gates.candidates(self.group, self.gates.mask(text)))
