@@ -5,6 +5,7 @@ rulekit); tool names are data (lexicons/endings.toml)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ def results_of(message: "Message") -> list[tuple[str, bool]]:
     return [(r.name or "tool", r.is_error) for r in message.tool_results]
 
 
+@functools.lru_cache(maxsize=4096)  # a session calls a handful of tools, each many times
 def failed_action(name: str) -> bool:
     """A failure of this tool is a failed action: not a coding client's general shell (a non-zero
     exit is as often a probe or a `grep` that found nothing), nor a tool that asks the user (its

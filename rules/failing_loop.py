@@ -52,12 +52,14 @@ class FailingLoop(Rule):
             runs: dict[str, list[Message]] = {}  # tool -> the failed results of its current run
             done: list[tuple[str, list[Message], bool]] = []
             for message in turn.messages:
+                if message.role != "tool" and not message.tool_results:
+                    continue  # no result here
                 for name, failed in results_of(message):
-                    if not failed_action(name):
-                        continue  # a shell's non-zero exit is as often `grep` finding nothing; the user said no
                     if failed:
-                        runs.setdefault(name, []).append(message)
-                    elif name in runs:
+                        # a shell's non-zero exit is as often `grep` finding nothing; the user said no
+                        if failed_action(name):
+                            runs.setdefault(name, []).append(message)
+                    elif name in runs:  # (runs hold only failed actions)
                         run = runs.pop(name)
                         if len(run) >= least:
                             done.append((name, run, True))

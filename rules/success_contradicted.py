@@ -84,21 +84,29 @@ class SuccessContradicted(Rule):
         return table
 
     def check(self, session, ctx) -> Iterator[Finding]:
-        if not any(m.tool_calls for m in session.messages):
+        messages = session.messages
+        if not any(m.tool_calls for m in messages):
             return
         verbs, gate, claim = self._claims()
         called: list[str] = []
-        shell = False  # a general shell was called: it could have done any of these
         hits: list[tuple[Message, str, str]] = []
         platform = False  # the platform (a system message) spoke since the user's last message
-        for message in session.messages:
-            if message.role == "user":
+        shell = SHELL_TOOLS.fullmatch
+        for message in messages:
+            role = message.role
+            if role == "user":
                 platform = False
-            elif message.role == "system":
+            elif role == "system":
                 platform = True
-            called += [(c.name or "").lower() for c in message.tool_calls]
-            shell = shell or any(c.name and SHELL_TOOLS.fullmatch(c.name) for c in message.tool_calls)
-            if message.role != "assistant" or message.tool_calls or not message.has_text or shell or platform:
+            if message.tool_calls:
+                names = [c.name or "" for c in message.tool_calls]
+                if any(map(shell, names)):
+                    break  # a general shell was called: it could have done any of these, from here on
+                called += map(str.lower, names)
+                continue
+            if role != "assistant":
+                continue
+            if platform or not message.has_text:
                 continue
             if not gate.search(message.text[:HEAD].lower()):
                 continue  # no claimed verb anywhere: most replies
