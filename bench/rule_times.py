@@ -11,7 +11,8 @@ noisy runs. The card stage recomputes
 each session's ending (`Session.ending` is cached on first use, by the first rule that asks), and
 the refusal decisions every text rule shares (`rulekit.refusals`, cached on the session by the
 first rule that asks) are a stage of their own: without it, whichever rule asked first paid for
-them only in the first of the `--repeat` runs, and the best run hid them.
+them only in the first of the `--repeat` runs, and the best run hid them. So is the reading of
+tool outputs as errors (`rounds.failed_row`, cached on each tool row by the first reader).
 
     .venv/bin/python bench/rule_times.py --sessions 2000 --compare /path/to/other/checkout
 
@@ -40,6 +41,7 @@ from nomos_forensics.config import Config  # noqa: E402
 from nomos_forensics.db import ConnectionSettings, Database  # noqa: E402
 from nomos_forensics.engine import build_ruleset, review  # noqa: E402
 from nomos_forensics.render import card_json  # noqa: E402
+from nomos_forensics.rounds import failed_row  # noqa: E402
 from nomos_forensics.rule import RuleContext  # noqa: E402
 from nomos_forensics.rulekit import refusals  # noqa: E402
 from nomos_forensics.scan import ScanFilters, Summary, stream_sessions  # noqa: E402
@@ -54,9 +56,11 @@ def default_dsn() -> str:
     return "host=127.0.0.1 user=postgres dbname=nomos_forensics_bench"
 
 
-def best_of(repeat: int, fn) -> float:
+def best_of(repeat: int, fn, setup=None) -> float:
     best = float("inf")
     for _ in range(repeat):
+        if setup is not None:
+            setup()
         t0 = time.process_time()
         fn()
         best = min(best, time.process_time() - t0)
@@ -100,6 +104,14 @@ def main() -> None:
     ctx = RuleContext(query=None, schema=schema)
     rows = [("read + build sessions (client CPU)", read_s)]
 
+    tool_rows = [m for s in sessions for m in s.messages if m.role == "tool"]
+
+    def forget_outputs():
+        # whether a tool row's output reads as an error is cached on it by the first reader
+        # (rounds.failed_row): the card is timed as that first one
+        for m in tool_rows:
+            m.failed_output = None
+
     def card_only():
         for s in sessions:
             s.__dict__.pop("ending", None)  # measure the ending model too, not its cached value
@@ -107,7 +119,7 @@ def main() -> None:
             objective_of(s)
             decide_outcome(s, [])
 
-    rows.append(("card: stats, objective, outcome", best_of(args.repeat, card_only)))
+    rows.append(("card: stats, objective, outcome", best_of(args.repeat, card_only, forget_outputs)))
 
     def decisions():
         for s in sessions:
@@ -117,6 +129,13 @@ def main() -> None:
     # timed on its own, then left cached: each rule below is timed without it, as in a scan,
     # where the first rule to ask pays for it once
     rows.append(("refusal decisions (shared by the text rules)", best_of(args.repeat, decisions)))
+
+    def outputs():
+        for m in tool_rows:
+            failed_row(m)
+
+    # the same for the tool outputs read as errors (shared by the card and the record rules)
+    rows.append(("tool outputs read as errors (shared)", best_of(args.repeat, outputs, forget_outputs)))
     for active in ruleset.active:
         rule = active.rule
 

@@ -42,6 +42,7 @@ class Message:
     turn: int = 0  # 1-based turn number; 0 for messages before the first user message
     reasoning: bool = False  # assistant: carries a reasoning trace (reasoning / reasoning_content / thinking)
     output: str | None = None  # role='tool': the first OUTPUT_HEAD characters of its output
+    failed_output: bool | None = None  # role='tool': whether `output` opens as an error (rounds.failed_row; None: not read yet)
 
     @property
     def has_text(self) -> bool:

@@ -21,13 +21,37 @@ HANDOFF_TOOLS = re.compile(f"(?:{lexicon.pattern(_PATTERNS, 'handoff_tools')})",
 SUBMIT_TOOLS = re.compile(f"(?:{lexicon.pattern(_PATTERNS, 'submit_tools')})", re.IGNORECASE)
 SHELL_TOOLS = re.compile(lexicon.pattern(_PATTERNS, "shell_tools"), re.IGNORECASE)
 ASKING_TOOLS = re.compile(lexicon.pattern(_PATTERNS, "asking_tools"), re.IGNORECASE)
+# A tool output that reads as an error when its row carries no error flag ("Error: …", "ValueError:",
+# a traceback, "not found", a non-zero exit, an HTTP 4xx/5xx status): read in Message.output, the
+# first characters of a tool row's output that the scan ships, lowered (the patterns are written in
+# lower case: case-blind matching of a long alternation costs twice as much). Those anchored at the
+# start are tried there only (`match`); each of the others starts with a word, which `search` finds
+# as fast as str.find (one alternation of them, tried at every character, cost twice as much).
+_ERROR_OUTPUT = lexicon.patterns(_PATTERNS, "error_output")
+_ERROR_OPENING = re.compile("|".join(f"(?:{p})" for p in _ERROR_OUTPUT if p.startswith("^")))
+_ERROR_ANYWHERE = tuple(re.compile(p).search for p in _ERROR_OUTPUT if not p.startswith("^"))
+ERROR_READ = 300  # characters of an output's opening read for its error shape
+
+
+def failed_row(message: "Message") -> bool:
+    """A `tool` row's result failed: its error flag, or an output that opens as an error (read
+    once per message: several rules ask)."""
+    if message.is_error:
+        return True
+    failed = message.failed_output
+    if failed is None:
+        head = (message.output or "")[:ERROR_READ].lower()
+        failed = message.failed_output = bool(head) and (
+            _ERROR_OPENING.match(head) is not None or any(search(head) for search in _ERROR_ANYWHERE))
+    return failed
 
 
 def results_of(message: "Message") -> list[tuple[str, bool]]:
     """(tool name, failed) of each tool result a message holds: a `tool` row's own, or those an
-    assistant message carries (legacy `tool_results`); the row's error flag says failed."""
+    assistant message carries (legacy `tool_results`); the row's error flag says failed, or for a
+    `tool` row an output that opens as an error (`failed_row`)."""
     if message.role == "tool":
-        return [(message.tool_name or "tool", message.is_error)]
+        return [(message.tool_name or "tool", failed_row(message))]
     return [(r.name or "tool", r.is_error) for r in message.tool_results]
 
 
@@ -73,7 +97,7 @@ def ends_after_handoff(conversation: "list[Message]") -> bool:
         if message.role == "assistant" and message.has_text:
             return False
         if message.role == "tool":
-            results.append((message.tool_name, message.is_error))
+            results.append((message.tool_name, failed_row(message)))
         results += [(r.name, r.is_error) for r in message.tool_results]
     return False
 
@@ -91,7 +115,7 @@ def last_successful_completion(messages: "Sequence[Message]") -> "Message | None
 def _completion_failed(after: "Sequence[Message]") -> bool:
     for message in after:
         if message.role == "tool" and message.tool_name in COMPLETION_TOOLS:
-            return message.is_error
+            return failed_row(message)
         results = [r for r in message.tool_results if r.name in COMPLETION_TOOLS]
         if results:
             return any(r.is_error for r in results)

@@ -20,7 +20,7 @@ do. What is here is a stable API; the modules behind it are not.
   `holds_cue` (the same test for any text), `cue_tables` (which refusal cue tables a sentence holds: inability, lacking, policy_harm, …)
   and `bounded` (the head and tail of a long message: all that a text rule should read).
 - Reading the record and the user: `results_of` (each tool result a message holds, with whether
-  it failed), `is_finishing` (a call that ends the task: complete_task or a submit step),
+  it failed), `failed_row` (a `tool` row failed: its error flag, or an output that opens as an error), `is_finishing` (a call that ends the task: complete_task or a submit step),
   `failed_action` (a failure of that tool is a failed action: not a coding shell's
   probe, not the user declining a question tool), `SUCCESS_CLAIM` and `ADMITS` (the patterns the
   Outcome reads a final answer with), `frustration` (text.frustration's model of a user message),
@@ -59,7 +59,7 @@ from .ending import (
 from .hookspecs import hookimpl
 from .model import Message, Session, SessionInfo, ToolCall, ToolResult, Turn, excerpt, parse_timestamp
 from .render import human_bytes
-from .rounds import ASKING_TOOLS, SHELL_TOOLS, failed_action, is_finishing, results_of
+from .rounds import ASKING_TOOLS, SHELL_TOOLS, failed_action, failed_row, is_finishing, results_of
 from .rule import Evidence, Finding, Need, Option, Rule, RuleContext, Severity
 from .text import claims, frustration, language, lexicon
 from .text.claims import acting_claim
@@ -71,7 +71,7 @@ from .text.refusal import read as read_reply
 from .unexplained import failure_signature
 
 __all__ = [
-    "ADMITS", "ASKING_TOOLS", "SHELL_TOOLS", "failed_action", "is_finishing", "results_of", "SUCCESS_CLAIM", "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
+    "ADMITS", "ASKING_TOOLS", "SHELL_TOOLS", "failed_action", "failed_row", "is_finishing", "results_of", "SUCCESS_CLAIM", "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
     "AnyPattern", "AnySubstring", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
     "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates", "failure_signature",
     "any_token", "bounded", "frustration", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",

@@ -21,6 +21,7 @@ from typing import Any
 
 from .ending import ADMITS, SUCCESS_CLAIM
 from .model import Message, Session, excerpt
+from .rounds import failed_row
 from .rule import Severity
 
 FAILURE_OUTCOMES = ("failed", "partial", "unknown")
@@ -83,14 +84,6 @@ SHAPES = {
     "statement": "",
 }
 
-# A tool output that reads as an error when the row carries no error flag.
-_ERROR_TEXT = re.compile(
-    r"^\W{0,3}(?:error|err\b|fatal|exception|traceback|failed|failure|permission denied|access denied|forbidden|"
-    r"unauthori[sz]ed|not found|no such|timed? ?out|invalid|cannot|can't|unable|ошибка|错误|エラー|fehler|erreur)"
-    r"|^\s*\{\s*\"(?:error|errors|err)\"\s*:"
-    r"|\b(?:exit (?:code|status):? ?[1-9]|returned non-zero|status(?: code)?:? ?[45]\d\d\b)",
-    re.I,
-)
 _MASKS = (
     (re.compile(r"\b\w+://\S+"), "<url>"),
     (re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+"), "<email>"),
@@ -180,9 +173,6 @@ def error_words(text: str) -> str:
     return " ".join(mask(text).split()[:_ERROR_WORDS])[:60].rstrip(" :;,.-")
 
 
-def is_error_output(message: Message) -> bool:
-    """A tool result that failed: the row's error flag, or an output that reads as an error."""
-    return message.is_error or bool(message.output and _ERROR_TEXT.search(message.output[:300]))
 
 
 def reply_shape(message: Message | None) -> str:
@@ -236,11 +226,11 @@ def read(card) -> Reading | str | None:
     tool, error, error_message = None, None, None
     result = next((m for m in reversed(turn) if m.role == "tool" or m.tool_results), None)
     if result is not None:
-        failed = is_error_output(result) if result.role == "tool" else any(r.is_error for r in result.tool_results)
+        failed = failed_row(result) if result.role == "tool" else any(r.is_error for r in result.tool_results)
         if failed:
             error_message = result
-            tool = (result.tool_name if result.role == "tool" else
-                    next((r.name for r in result.tool_results if r.is_error), None) or "(unnamed)").replace("|", "/")
+            tool = ((result.tool_name if result.role == "tool" else
+                     next((r.name for r in result.tool_results if r.is_error), None)) or "(unnamed)").replace("|", "/")
             error = error_words(result.output or "") or "(no text)"
     if error is None and kind == "ends-error":
         card_message = session.messages[-1] if session.messages else None

@@ -21,8 +21,9 @@ class FailingLoop(Rule):
     """The agent called the same tool again and again, and it failed every time.
 
     Detects: in one turn, `min_failures` (default 3) or more failed results of the same tool
-    (the row's error flag) with no successful result of that tool between them; calls of
-    other tools in between do not break the run (read, retry, read, retry). Blocker when the
+    (the row's error flag, or an output that opens as an error, as tool-error-ignored reads
+    it) with no successful result of that tool between them; calls of other tools in between
+    do not break the run (read, retry, read, retry). Blocker when the
     turn ends with that tool still failing (no success of it after the run), friction when
     it finally worked. One finding per run, naming the tool, how many times it failed and in
     which turn.
@@ -49,11 +50,12 @@ class FailingLoop(Rule):
     def check(self, session, ctx) -> Iterator[Finding]:
         least = self.options["min_failures"]
         for turn in session.turns:
+            holding = [m for m in turn.messages if m.role == "tool" or m.tool_results]
+            if sum(len(m.tool_results) or 1 for m in holding) < least:
+                continue  # too few results in the turn for a run: their outputs are not read
             runs: dict[str, list[Message]] = {}  # tool -> the failed results of its current run
             done: list[tuple[str, list[Message], bool]] = []
-            for message in turn.messages:
-                if message.role != "tool" and not message.tool_results:
-                    continue  # no result here
+            for message in holding:
                 for name, failed in results_of(message):
                     if failed:
                         # a shell's non-zero exit is as often `grep` finding nothing; the user said no

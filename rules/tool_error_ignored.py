@@ -28,7 +28,9 @@ class ToolErrorIgnored(Rule):
 
     Detects: an assistant reply in text that calls no tool, whose turn's last tool result
     before it is an error (the row's error flag: `is_error` on a `tool` row or on a result
-    the assistant message carries), when the reply neither admits a problem (no "error",
+    the assistant message carries; or, without the flag, a `tool` row's output that opens as an
+    error: "Error: …", "ValueError: …", a traceback, "not found", `{"error": …}`, a non-zero exit
+    or an HTTP 4xx/5xx status in its first characters), when the reply neither admits a problem (no "error",
     "failed", "couldn't", "unfortunately", "however", "but", ..., nor the same in the
     corpus's other languages: "falhou", "fehlgeschlagen", "失败", "エラー", ...) nor goes on to
     call another tool. Blocker when the reply claims the task is done ("Your flight has been
@@ -40,9 +42,11 @@ class ToolErrorIgnored(Rule):
     last result before the reply counts), an error of a coding client's general shell
     (`Bash`, `shell`, `execute_command`, ...: a non-zero exit is as often a probe, `tool
     --version`, as a failed action), an "error" of a tool that asks the user (`AskUserQuestion`,
-    `ExitPlanMode`: the user declined), a tool error after which the user speaks first. The
-    error's own text is not read (the scan does not load tool outputs): a result that
-    reports failure in its text without the error flag is not seen.
+    `ExitPlanMode`: the user declined), a tool error after which the user speaks first. Without
+    the flag, only an output's opening is read (the scan ships a tool row's first 240
+    characters): an error said further down, or in a result carried inside an assistant
+    message, is not seen; nor is an output that only mentions an error ("3 tickets: 'Login
+    error on mobile' …").
     Root cause: the agent does not read its tool results, or reads an error as success.
     Fix: make the agent check each tool result before answering and say when a call failed
     (SOUL.md: "never claim an action whose tool call returned an error"); surface tool errors
