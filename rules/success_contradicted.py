@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -23,9 +24,12 @@ from nomos_forensics.rulekit import (
     sentences,
 )
 
-VERBS: dict[str, re.Pattern[str]] = {
-    verb: re.compile(pattern) for verb, pattern in lexicon.load("nomos_forensics_rules", "success_contradicted")["patterns"].items()
-}
+_LEXICON = lexicon.load("nomos_forensics_rules", "success_contradicted")
+VERBS: dict[str, re.Pattern[str]] = {verb: re.compile(pattern) for verb, pattern in _LEXICON["patterns"].items()}
+# verbs that claim an outside action only with where it went: what must follow the claim
+QUALIFIED: dict[str, re.Pattern[str]] = {verb: re.compile(entry["to"]) for verb, entry in _LEXICON["qualified"].items()}
+VERBS.update({verb: re.compile(entry["stems"]) for verb, entry in _LEXICON["qualified"].items()})
+_READING = re.compile(_LEXICON["reading"]["tools"])  # a tool name that says it only reads
 # a claim about a point before it ("once I've booked it", "if it has been cancelled") claims nothing yet
 _PENDING = re.compile(r"\b(?:once|when|after|if|until|before|unless|whether)\b(?:\W+\w+){0,4}\W*$")
 HEAD = 4000  # characters of a long reply read
@@ -43,6 +47,11 @@ class SuccessContradicted(Rule):
     holds `book` or `reserv`, "sent" one with `send`, `email`, `message`, ...). Blocker: the
     user is told something happened that the record shows did not. One finding per session,
     quoting each claim.
+    "Added" claims an outside action only with where it went ("I've added an event to your
+    calendar", "Alice has been added to the channel": a call with `add`, `create`, `calendar`,
+    `event`, `invite`, ... backs it). A tool whose name says it only reads (`get_…`, `read_…`,
+    `search_…`, `list_…`, after any MCP prefix) backs no claim, whatever else its name holds
+    (`read_channel_messages` does not back "I have sent the message").
     Not flagged: a claim backed by any earlier call of a fitting tool, in this turn or an
     earlier one (a failed one is tool-error-ignored's); a question, a negation ("I haven't
     sent it yet"), a claim about a point before it ("once I've booked it"); any claim once the
@@ -50,7 +59,8 @@ class SuccessContradicted(Rule):
     after the platform spoke in that turn (an approval denied, a plan cancelled: the platform
     acts without the agent's calls, "I've cancelled the plan"); verbs that also
     describe text the reply itself writes ("I've created a summary", "I've updated the plan
-    below": add them with the `claims` option if your agent's tools do those); sessions where
+    below", "I've added comments below": add them with the `claims` option if your agent's tools
+    do those); sessions where
     the agent calls no tool at all (aider and chat clients apply edits themselves); code and
     quoted text.
     Root cause: the model reports an action it only planned or imagined, or a tool it believes
@@ -102,7 +112,7 @@ class SuccessContradicted(Rule):
                 names = [c.name or "" for c in message.tool_calls]
                 if any(map(shell, names)):
                     break  # a general shell was called: it could have done any of these, from here on
-                called += map(str.lower, names)
+                called += filter(None, map(_acting, names))
                 continue
             if role != "assistant":
                 continue
@@ -122,6 +132,8 @@ class SuccessContradicted(Rule):
                     verb = found.group("verb")
                     if _PENDING.search(said[:found.start()]):
                         continue
+                    if verb in QUALIFIED and not QUALIFIED[verb].match(said, found.end()):
+                        continue  # "I've added comments below": no outside action named
                     if not any(map(verbs[verb].search, called)):
                         hits.append((message, verb, sentence))
                         break
@@ -140,6 +152,14 @@ class SuccessContradicted(Rule):
             blocker=f"claims it {first[1]} something no tool call did",
             data={"messages": [{"message_id": m.id, "verb": verb} for m, verb, _ in hits]},
         )
+
+
+@functools.lru_cache(maxsize=4096)  # a session calls a handful of tools, each many times
+def _acting(name: str) -> str:
+    """A called tool's name, lower case, as claims are backed by it: "" for one whose name says
+    it only reads (after any MCP server prefix)."""
+    lowered = name.lower()
+    return "" if _READING.match(lowered.rpartition("__")[2]) else lowered
 
 
 def _claim_pattern(verbs: tuple[str, ...]) -> re.Pattern[str]:
