@@ -645,6 +645,7 @@ def test_the_user_stopping_the_agent_is_said_in_the_outcome_reason():
      "file and add the ingredients to it?", Outcome.PARTIAL),
     ("It appears that there is no file named \"team meeting minutes\" in the cloud drive. Could you please provide the "
      "exact filename?", Outcome.PARTIAL),
+    ("I did not find any file with name 'team meeting minutes'. Could you share the file id?", Outcome.PARTIAL),
     # an admission the Outcome reads first (step 11: it could not, after the work): failed
     ("I couldn't find the document with the vacation plans. Could you please provide more details?", Outcome.FAILED),
     # not: an offer of more after an answer, a question with nothing missing, a lookup that found nothing as the answer
