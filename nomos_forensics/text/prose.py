@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .re2gate import Re2Gated
+
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？])|\n+")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "“": '"', "”": '"', "´": "'"})
 _QUOTE_PAIRS = tuple((chr(k), v) for k, v in _QUOTES.items())
@@ -40,10 +42,17 @@ def normalise(text: str) -> str:
     return " ".join(straight_quotes(unicodedata.normalize("NFKC", text)).split())
 
 
+# a whole reply often holds none: RE2 says so in one pass (a sentence is read by Python alone)
+_CONTRACTION_GATE = Re2Gated(_CONTRACTION, min_chars=200)
+
+
 def canonical(sentence: str) -> str:
     """Lower case with contractions spelled one way ("I am unable" -> "i'm unable", "cannot" ->
     "can't", "dont" -> "don't"): what English phrase patterns are written against."""
-    return _CONTRACTION.sub(lambda m: CONTRACTIONS[m.group()], sentence.lower())
+    lowered = sentence.lower()
+    if _CONTRACTION_GATE.search(lowered) is None:
+        return lowered
+    return _CONTRACTION.sub(lambda m: CONTRACTIONS[m.group()], lowered)
 
 
 def without_blocks(text: str) -> str:
