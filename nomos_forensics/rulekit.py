@@ -27,7 +27,9 @@ do. What is here is a stable API; the modules behind it are not.
   `failure_signature` (what `scan` groups an unexplained failure by: how it ended, the last
   reply's shape, the last tool error; the rule skeletons of docs/unexplained.md test it).
 - Fast matching: `AnyPattern`, `AnySubstring`, `WordGates`, `letter_first`, `any_token` (exact word prefilters),
-  `literal_first` (the same pattern, rewritten so the regex engine skips to where a match can start).
+  `literal_first` (the same pattern, rewritten so the regex engine skips to where a match can start),
+  `Re2Gated` (RE2 rules an ASCII text out before Python's re searches: the same result, for a big
+  alternation read over long texts).
 - Data and language: `lexicon` (word lists and patterns kept in TOML files), `language`
   (offline language identification: `language.detect`, `language.profile`,
   `language.LANGUAGE_NAMES`, …).
@@ -66,13 +68,14 @@ from .text.claims import acting_claim
 from .text.prefilter import AnyPattern, AnySubstring, WordGates, any_token, letter_first, literal_first
 from .text.prose import canonical, normalise, sentences, statements
 from .text.prose import without_code as prose
+from .text.re2gate import Re2Gated
 from .text.refusal import Refusal, bounded, cue_tables, decide_reading, holds_cue
 from .text.refusal import read as read_reply
 from .unexplained import failure_signature
 
 __all__ = [
     "ADMITS", "ASKING_TOOLS", "SHELL_TOOLS", "failed_action", "failed_row", "is_finishing", "results_of", "SUCCESS_CLAIM", "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
-    "AnyPattern", "AnySubstring", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
+    "AnyPattern", "AnySubstring", "Re2Gated", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
     "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates", "failure_signature",
     "any_token", "bounded", "frustration", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
     "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "CLAIMED", "Declined", "Refusal", "declined", "acting_claim", "acts", "cued", "refusals", "replies", "sentences",
