@@ -20,7 +20,8 @@ do. What is here is a stable API; the modules behind it are not.
   `holds_cue` (the same test for any text), `cue_tables` (which refusal cue tables a sentence holds: inability, lacking, policy_harm, …)
   and `bounded` (the head and tail of a long message: all that a text rule should read).
 - Reading the record and the user: `results_of` (each tool result a message holds, with whether
-  it failed), `failed_row` (a `tool` row failed: its error flag, or an output that opens as an error), `is_finishing` (a call that ends the task: complete_task or a submit step),
+  it failed), `failed_row` (a `tool` row failed: its error flag, or an output that opens as an
+  error), `is_finishing` (a call that ends the task: complete_task or a submit step),
   `failed_action` (a failure of that tool is a failed action: not a coding shell's
   probe, not the user declining a question tool), `SUCCESS_CLAIM` and `ADMITS` (the patterns the
   Outcome reads a final answer with), `frustration` (text.frustration's model of a user message),

@@ -173,8 +173,6 @@ def error_words(text: str) -> str:
     return " ".join(mask(text).split()[:_ERROR_WORDS])[:60].rstrip(" :;,.-")
 
 
-
-
 def reply_shape(message: Message | None) -> str:
     """SHAPES: what the agent's last reply does, read in its head and its tail."""
     if message is None:

@@ -23,9 +23,8 @@ class FailingLoop(Rule):
     Detects: in one turn, `min_failures` (default 3) or more failed results of the same tool
     (the row's error flag, or an output that opens as an error, as tool-error-ignored reads
     it) with no successful result of that tool between them; calls of other tools in between
-    do not break the run (read, retry, read, retry). Blocker when the
-    turn ends with that tool still failing (no success of it after the run), friction when
-    it finally worked. One finding per run, naming the tool, how many times it failed and in
+    do not break the run (read, retry, read, retry). Blocker when the turn ends with that
+    tool still failing (no success of it after the run), friction when it finally worked. One finding per run, naming the tool, how many times it failed and in
     which turn.
     Not flagged: two failures; failures of different tools; failures spread over turns (the
     user spoke in between); a run that a success of the same tool breaks (fail, fail, ok,

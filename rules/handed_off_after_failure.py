@@ -27,10 +27,10 @@ class HandedOffAfterFailure(Rule):
     Detects: a session whose ending is a hand-off (a hand-off tool whose result is no error,
     `transfer_to_human_agents`, `escalate`, ...; or final words that hand the conversation
     over: "I'm transferring you to a human agent", "a specialist will contact you"), when the
-    last turn, before the hand-off, holds a failed tool result (the row's error flag, or an output that opens as an error), or a
-    reply of that turn declines, the hand-off's own words included ("I can't help with that.
-    A specialist will contact you": the refusal rules' decision). The finding names what went wrong
-    before it: the failed tools with their counts, or the decline's words. Friction: the
+    last turn, before the hand-off, holds a failed tool result (the row's error flag, or an
+    output that opens as an error), or a reply of that turn declines, the hand-off's own words
+    included ("I can't help with that. A specialist will contact you": the refusal rules'
+    decision). The finding names what went wrong before it: the failed tools with their counts, or the decline's words. Friction: the
     hand-off may have been the right step, but it followed the agent's own failure.
     Not flagged: a hand-off with nothing failed or declined before it in that turn (the user
     asked for a person; the policy says a person decides: the card's Outcome `handed-off`

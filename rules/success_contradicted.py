@@ -78,26 +78,29 @@ class SuccessContradicted(Rule):
                              "(e.g. 'refunded=refund|credit')", kind=list),
     }
 
-    def _claims(self) -> tuple[dict[str, re.Pattern[str]], AnySubstring, re.Pattern[str]]:
+    def _claims(self) -> tuple[dict[str, re.Pattern[str]], AnySubstring, re.Pattern[str], dict[str, re.Pattern[str]]]:
         """The claimed verbs with the name patterns that back them (the data file's and the
         `claims` option's), a gate every claim passes (a verb as written, lower case: one pass
-        rules most replies out) and the claim pattern: built once per rule, not per session."""
+        rules most replies out), the claim pattern, and what must follow the verbs that claim
+        only with where it went (QUALIFIED; a verb the option names claims bare): built once
+        per rule, not per session."""
         table = self.__dict__.get("_claims_table")
         if table is None:
-            verbs = dict(VERBS)
+            verbs, qualified = dict(VERBS), dict(QUALIFIED)
             for entry in self.options["claims"]:
                 verb, _, stems = str(entry).partition("=")
                 if verb.strip() and stems.strip():
                     verbs[verb.strip().lower()] = re.compile(re.escape(stems.strip().lower()).replace("\\|", "|"))
+                    qualified.pop(verb.strip().lower(), None)
             names = tuple(sorted(verbs))
-            table = self.__dict__["_claims_table"] = (verbs, AnySubstring(names), _claim_pattern(names))
+            table = self.__dict__["_claims_table"] = (verbs, AnySubstring(names), _claim_pattern(names), qualified)
         return table
 
     def check(self, session, ctx) -> Iterator[Finding]:
         messages = session.messages
         if not any(m.tool_calls for m in messages):
             return
-        verbs, gate, claim = self._claims()
+        verbs, gate, claim, qualified = self._claims()
         called: list[str] = []
         hits: list[tuple[Message, str, str]] = []
         platform = False  # the platform (a system message) spoke since the user's last message
@@ -132,7 +135,7 @@ class SuccessContradicted(Rule):
                     verb = found.group("verb")
                     if _PENDING.search(said[:found.start()]):
                         continue
-                    if verb in QUALIFIED and not QUALIFIED[verb].match(said, found.end()):
+                    if verb in qualified and not qualified[verb].match(said, found.end()):
                         continue  # "I've added comments below": no outside action named
                     if not any(map(verbs[verb].search, called)):
                         hits.append((message, verb, sentence))
