@@ -56,6 +56,7 @@ def test_the_wired_patterns_are_exact():
     (r"\bno(?!t)\b", 0, r"\bno\b"),
     (r"(?<![\w'])i\s+can't", 0, r"i[\t\n\x0b\x0c\r\x1c-\x1f ]+can't"),
     (r"[\s,]+done", 0, r"[\t\n\x0b\x0c\r\x1c-\x1f ,]+done"),
+    (r"[]\s]x[^]$]", 0, r"[]\t\n\x0b\x0c\r\x1c-\x1f ]x[^]$]"),  # a leading ] is a member of its class
     (r"(?P<n>\d+) of (?!(?P=n)\b)\d+", 0, r"(?P<n>\d+) of \d+"),  # the back reference goes with its lookahead
     (r"^done$", re.MULTILINE, r"(?m)^done$"),
     (r"done", re.IGNORECASE, r"(?i)done"),

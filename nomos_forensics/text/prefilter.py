@@ -179,29 +179,42 @@ class AnyPattern:
         return any(p.search(text) for p in self.gates.candidates(self.group, self.gates.mask(text)))
 
 
+def _tokens(source: str) -> Iterator[tuple[int, str, bool]]:
+    """(index, token, inside a character class) of each token of a regex source: an escape (two
+    characters) or one character; a class's opening (`[`, `[^`, `[]`, `[^]`: a leading `]` is a
+    member) is one token, and it and the closing `]` count as inside."""
+    i, in_class = 0, False
+    while i < len(source):
+        if source[i] == "\\":
+            yield i, source[i:i + 2], in_class
+            i += 2
+            continue
+        ch = source[i]
+        if in_class:
+            yield i, ch, True
+            in_class = ch != "]"
+            i += 1
+        elif ch == "[":
+            start, i = i, i + 1
+            if source[i:i + 1] == "^":
+                i += 1
+            if source[i:i + 1] == "]":
+                i += 1
+            yield start, source[start:i], True
+            in_class = True
+        else:
+            yield i, ch, False
+            i += 1
+
+
 def _structure(source: str) -> Iterator[tuple[int, str, int]]:
     """(index, character, depth before it) of each `(`, `)` and `|` of a regex source that is
     not escaped and not inside a character class."""
-    depth, i, in_class = 0, 0, False
-    while i < len(source):
-        ch = source[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-            i += 1
-            if source[i:i + 1] == "^":
-                i += 1
-            if source[i:i + 1] == "]":  # a leading ] is a member
-                i += 1
-            continue
-        elif ch in "()|":
-            yield i, ch, depth
-            depth += {"(": 1, ")": -1}.get(ch, 0)
-        i += 1
+    depth = 0
+    for i, token, inside in _tokens(source):
+        if not inside and token in ("(", ")", "|"):
+            yield i, token, depth
+            depth += {"(": 1, ")": -1}.get(token, 0)
 
 
 def alternatives(source: str) -> list[str]:

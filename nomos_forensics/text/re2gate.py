@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .prefilter import _REWRITES, _structure
+from .prefilter import _REWRITES, _structure, _tokens
 
 _FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
 _SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f "  # Python's \s on ASCII text (RE2's \s lacks \x0b and \x1c-\x1f)
@@ -59,44 +59,13 @@ def relaxed(source: str, flags: int) -> str | None:
 
 def _unescaped(source: str, char: str) -> bool:
     """Whether `char` occurs in `source` outside escapes and character classes."""
-    in_class, i = False, 0
-    while i < len(source):
-        ch = source[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-            if source[i + 1:i + 2] == "]":
-                i += 1
-        elif ch == char:
-            return True
-        i += 1
-    return False
+    return any(token == char and not inside for _, token, inside in _tokens(source))
 
 
 def _widen_spaces(source: str) -> str:
     """`\\s` as Python's ASCII whitespace, inside character classes and out."""
-    out, in_class, i = [], False, 0
-    while i < len(source):
-        ch = source[i]
-        if ch == "\\":
-            token = source[i:i + 2]
-            if token == "\\s":
-                out.append(_SPACE if in_class else f"[{_SPACE}]")
-            else:
-                out.append(token)
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        out.append(ch)
-        i += 1
-    return "".join(out)
+    return "".join((_SPACE if inside else f"[{_SPACE}]") if token == "\\s" else token
+                   for _, token, inside in _tokens(source))
 
 
 class Re2Gated:
