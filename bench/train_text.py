@@ -195,9 +195,10 @@ def predict(models: dict[str, feats.LinearModel], example: dict) -> str:
     scores = models["detect"].scores(features)
     margin = scores[models["detect"].classes.index("refusal")] - scores[models["detect"].classes.index("none")]
     MARGINS[example["item"]] = margin
-    if margin <= THRESHOLD:
-        return "none"
-    return refusal.kind_of(refusal.read(example["text"]).grounds)
+    reading = refusal.read(example["text"])
+    if margin <= THRESHOLD and refusal.plain_decline(reading) is None:
+        return "none"  # as text.refusal decides: the detector, or a plain decline whatever it scores
+    return refusal.kind_of(reading.grounds)
 
 
 def held_out(examples: list[dict], c: float, folds: int | None) -> list[str]:

@@ -26,13 +26,20 @@ class PolicyRefusal(Rule):
     no reason ("I'm sorry, but I can't help with that.", "I can't assist with creating malware",
     "As an AI I don't take sides", "Lo siento, no puedo ayudarte con eso", "抱歉，我无法提供").
     The decision is the one text.refusal makes for every assistant message (one kind per message:
-    a missing capability is cant-run's, missing live knowledge no-web-tool's). A decline that
+    a missing capability is cant-run's, missing live knowledge no-web-tool's): its learned
+    detector, and beside it the plain declines of lexicons/declines.toml, a first-person refusal
+    to help, assist, provide, create or write in so many words ("No, I will not help you steal
+    anything", "I cannot write a tweet about …", "Não posso ajudar com isso", "도와드릴 수
+    없습니다"), which decline whatever the detector scores. A decline that
     withholds only part of the answer is reported as partial (friction). A support agent applying
     its operator's written rule (a non-refundable fare, an identity check it must make, "I'm set
     up to answer questions about X only") is doing its job: that is a cosmetic "declined by rule"
     finding naming the rule, not a model refusal.
-    Not: a disclaimer before a full answer ("this is risky; here is how"); a decline followed by
-    doing the whole task anyway; text the agent quotes (a log, a story, another model's reply,
+    Not: a disclaimer before a full answer ("this is risky; here is how", "Please note that I
+    cannot give medical advice; …", "As an AI language model, I don't have personal opinions.
+    However, …"); a decline followed by doing the whole task anyway; a plan or a conclusion
+    worded as one ("Since no changes are needed, I won't provide any blocks"); a condition ("if
+    I can't help, I'll say so"); "I can't help but notice"; text the agent quotes (a log, a story, another model's reply,
     a jailbreak persona's words when the reply goes on to comply); a platform limit the agent
     relays (a rate limit, a quota); a message that goes on to call a tool.
     Root cause: the model's safety tuning or the system prompt makes it decline a request it could serve (over-refusal when the request was harmless), or the request was one it should decline.

@@ -284,11 +284,53 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
         return None
     shipped = models()
     verdict, margin = shipped["detect"].best(hashed(reading.features))
+    plain = None
     if verdict != "refusal":
-        return None
+        plain = plain_decline(reading)
+        if plain is None:
+            return None
+        margin = 0.0  # said in so many words: the phrase decides, not the detector
     partial = "partial" in shipped and shipped["partial"].best(hashed(reading.shape + reading.grounds))[0] == "partial"
-    sentence, tables = _deciding(reading, shipped["detect"])
+    sentence, tables = plain or _deciding(reading, shipped["detect"])
     return Refusal(kind_of(reading.grounds), partial, _as_written(sentence, reading.spans), tables, margin)
+
+
+@functools.cache
+def _declines() -> re.Pattern[str]:
+    """Every language's plain declines (lexicons/declines.toml), as one pattern."""
+    data = lexicon.load("nomos_forensics.text", "declines")
+    table, macros = data["patterns"], data["macros"]
+    return re.compile("|".join(f"(?:{p})" for language in table for p in lexicon.patterns(table, language, macros)))
+
+
+# a sentence that holds a plain decline and says something else: a condition ("if I can't help,
+# I'll say so"), what it needs first ("I can't give a figure without knowing the size"), a
+# conclusion drawn from a state ("Since no changes are needed, I can't provide a block"), a note
+# before an answer ("Please note that I cannot …"), a line of a script ("Mary: I won't give you
+# my password"), an opinion withheld (a disclaimer most chat models follow with the answer), or a
+# chat model's "As an AI language model, I cannot …", which as often goes on to do it: the
+# detector, trained on thousands of them, reads those
+_NOT_A_DECLINE = re.compile(
+    r"^(?:if|unless|when|whether|once)\b|\b(?:if|unless|whether) (?:i|we)\b|"
+    r"\bwithout (?:knowing|seeing|more (?:information|details|context))\b|\buntil you\b|"
+    r"^(?:since|because|as|therefore|thus|hence|so|please note|note that|keep in mind|be aware)\b|"
+    r"\b(?:so|therefore|thus|hence),? (?:i|we)\b|^[^:.!?]{1,30}:|"
+    r"\b(?:provide|give|share|express|offer|form|have) (?:you )?(?:with )?(?:a |an |any |my )?(?:personal |own |political )?"
+    r"(?:opinions?|views?|beliefs?|preferences?|stance|judgments?)\b|"
+    r"^(?:(?:i'm sorry|i am sorry|sorry|unfortunately)[,!.]? )?(?:as an?|being an?) (?:\w+ ){0,2}?(?:ai|language model|assistant)\b")
+
+
+def plain_decline(reading: Reading) -> tuple[str, tuple[str, ...]] | None:
+    """The first cue sentence of a reply that declines in so many words ("I can't help with
+    that", "no puedo ayudarte con eso": lexicons/declines.toml), with its cue tables, or None.
+    A reply holding one declines whatever the learned detector scores: on families it was not
+    trained on, that detector passes over a third of such plain declines."""
+    pattern = _declines()
+    for sentence, tables in reading.cue_sentences:
+        plain = _plain(sentence)
+        if pattern.search(plain) and not _NOT_A_DECLINE.search(plain):
+            return sentence, tables
+    return None
 
 
 # which ground decides when a reply gives several, first first: an operator's rule is named on
