@@ -30,7 +30,9 @@ class PolicyRefusal(Rule):
     detector, and beside it the plain declines of lexicons/declines.toml, a first-person refusal
     to help, assist, provide, create or write in so many words ("No, I will not help you steal
     anything", "I cannot write a tweet about …", "Não posso ajudar com isso", "도와드릴 수
-    없습니다"), which decline whatever the detector scores. A decline that
+    없습니다"), which decline whatever the detector scores; and a guardrail's or content filter's
+    notice ("Your request was flagged by our content filter", "This request violates our usage
+    policies"), which is a policy decline with no "I" in it. A decline that
     withholds only part of the answer is reported as partial (friction). A support agent applying
     its operator's written rule (a non-refundable fare, an identity check it must make, "I'm set
     up to answer questions about X only") is doing its job: that is a cosmetic "declined by rule"
@@ -39,7 +41,8 @@ class PolicyRefusal(Rule):
     cannot give medical advice; …", "As an AI language model, I don't have personal opinions.
     However, …"); a decline followed by doing the whole task anyway; a plan or a conclusion
     worded as one ("Since no changes are needed, I won't provide any blocks"); a condition ("if
-    I can't help, I'll say so"); "I can't help but notice"; text the agent quotes (a log, a story, another model's reply,
+    I can't help, I'll say so"); "I can't help but notice"; a request a firewall or CORS blocked;
+    a content filter the agent builds or describes; text the agent quotes (a log, a story, another model's reply,
     a jailbreak persona's words when the reply goes on to comply); a platform limit the agent
     relays (a rate limit, a quota); a message that goes on to call a tool.
     Root cause: the model's safety tuning or the system prompt makes it decline a request it could serve (over-refusal when the request was harmless), or the request was one it should decline.

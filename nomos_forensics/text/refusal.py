@@ -80,6 +80,7 @@ class Reading:
     grounds: tuple[str, ...]  # the kind model's: the ground tables of the declining sentences and their neighbours'
     shape: tuple[str, ...]  # the partial model's: what the reply holds besides the decline
     spans: tuple[str, ...] = ()  # the inline code spans, read as "code"
+    guardrail: bool = False  # only a guardrail's notice was read (`_guardrail_reading`)
 
 
 @functools.cache
@@ -93,7 +94,7 @@ def _automaton(gate: bool = False):
     automaton = ahocorasick.Automaton()
     data = lexicon.load("nomos_forensics.text", "refusal_cues")
     for table, text in data["cues"].items():
-        if gate and table not in data["gate"]:
+        if gate and table not in data["gate"] and table != data["guardrail"]:
             continue
         for cue in lexicon.cues(text):
             for entry in spellings(cue):
@@ -151,23 +152,40 @@ def _gate_tables() -> frozenset[str]:
     return frozenset(lexicon.load("nomos_forensics.text", "refusal_cues")["gate"])
 
 
+GUARDRAIL = lexicon.load("nomos_forensics.text", "refusal_cues")["guardrail"]  # the guardrail's notices' table
+
+
 def _plain(text: str) -> str:
     """Lower case, straight quotes, one space between words: how entries are matched."""
     return " ".join(straight_quotes(text.lower()).split())
 
 
-def cue_tables(sentence: str) -> tuple[str, ...]:
+def cue_tables(sentence: str, guardrail: bool = False) -> tuple[str, ...]:
     """The cue tables whose entries `sentence` holds (lower case, contractions written any way
-    "cannot", "can not", "can't"), in a fixed order."""
+    "cannot", "can not", "can't"), in a fixed order; with `guardrail`, the guardrail's notices'
+    table too (the detector never reads it: it was trained without it)."""
     seen: set[str] = set()
     for tables in _found(_plain(sentence), _automaton()):
         seen.update(tables)
+    if not guardrail:
+        seen.discard(GUARDRAIL)
     return tuple(sorted(seen))
 
 
 def _gated(prose: str) -> bool:
     """Whether `prose` holds an entry of a gate table, as `cue_tables` reads it."""
-    return next(_found(_plain(prose), _automaton(gate=True)), None) is not None
+    return _gate_reading(prose) == "read"
+
+
+def _gate_reading(prose: str) -> str | None:
+    """How `prose` is read: "read" when it holds an entry of a gate table, else "guardrail" when
+    it holds one of a guardrail's notice (read for that notice only), else None."""
+    gate, guardrail = _gate_tables(), False
+    for tables in _found(_plain(prose), _automaton(gate=True)):
+        if not gate.isdisjoint(tables):
+            return "read"
+        guardrail = True
+    return "guardrail" if guardrail else None
 
 
 def holds_cue(text: str | None, whole: bool = False) -> bool:
@@ -212,8 +230,11 @@ def read(text: str | None) -> Reading | None:
     if "`" in written:
         written = _INLINE_CODE.sub(lambda m: _mark(spans, m.group()), written)
     prose = window(_QUOTED.sub(" ", without_code(written)))  # what it quotes, it does not say
-    if not _gated(prose):
+    gated = _gate_reading(prose)
+    if gated is None:
         return None
+    if gated == "guardrail":
+        return _guardrail_reading(prose, tuple(spans))
     parts = sentences(prose)  # normalised (NFKC, straight quotes)
     last = len(parts) - TAIL_SENTENCES  # the opening's sentences and the closing's are read for cues
     tables_of = [cue_tables(s) if n < HEAD_SENTENCES or n >= last else () for n, s in enumerate(parts)]
@@ -249,6 +270,18 @@ def read(text: str | None) -> Reading | None:
     return Reading(tuple(cued), tuple(names + structure + ground_names), tuple(ground_names), tuple(structure), tuple(spans))
 
 
+def _guardrail_reading(prose: str, spans: tuple[str, ...]) -> Reading | None:
+    """The reading of a reply that holds no decline's words but a guardrail's: its first sentence
+    that is a guardrail's notice ("Your request was flagged by our content filter"), or None.
+    The detector never reads it (it was trained without such replies): `decide_reading` takes the
+    notice as a policy decline."""
+    for sentence in sentences(prose)[:HEAD_SENTENCES]:
+        tables = cue_tables(sentence, guardrail=True)
+        if GUARDRAIL in tables and _is_plain_decline(sentence):
+            return Reading(((sentence, tables),), (), (f"g|{GUARDRAIL}", "gg|policy"), (), spans, guardrail=True)
+    return None
+
+
 _MARK = 0xE000  # private-use characters number the code spans (no word is made of them)
 _MARKED = re.compile("code([\ue000-\uf8ff])")
 
@@ -282,6 +315,9 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
     """`decide` on a reply's reading (`read`): None when there is none or it does not decline."""
     if reading is None:
         return None
+    if reading.guardrail:
+        sentence, tables = reading.cue_sentences[0]
+        return Refusal("policy", False, _as_written(sentence, reading.spans), tables, 0.0)
     shipped = models()
     verdict, margin = shipped["detect"].best(hashed(reading.features))
     plain = None
@@ -325,12 +361,12 @@ def plain_decline(reading: Reading) -> tuple[str, tuple[str, ...]] | None:
     that", "no puedo ayudarte con eso": lexicons/declines.toml), with its cue tables, or None.
     A reply holding one declines whatever the learned detector scores: on families it was not
     trained on, that detector passes over a third of such plain declines."""
-    pattern = _declines()
-    for sentence, tables in reading.cue_sentences:
-        plain = _plain(sentence)
-        if pattern.search(plain) and not _NOT_A_DECLINE.search(plain):
-            return sentence, tables
-    return None
+    return next(((sentence, tables) for sentence, tables in reading.cue_sentences if _is_plain_decline(sentence)), None)
+
+
+def _is_plain_decline(sentence: str) -> bool:
+    plain = _plain(sentence)
+    return bool(_declines().search(plain)) and not _NOT_A_DECLINE.search(plain)
 
 
 # which ground decides when a reply gives several, first first: an operator's rule is named on
@@ -343,7 +379,7 @@ def plain_decline(reading: Reading) -> tuple[str, tuple[str, ...]] | None:
 PRIORITY = (
     ("business-rule", ("business_rule",)),
     ("no-web-tool", ("knowledge_cutoff", "knowledge_gap", "knowledge_live")),
-    ("policy", ("policy_rules", "policy_ethics", "policy_opinion", "policy_harm", "policy_law")),
+    ("policy", ("policy_rules", "policy_ethics", "policy_opinion", "policy_harm", "policy_law", "policy_guardrail")),
     ("no-web-tool", ("knowledge_unknown", "knowledge_topic")),
     ("cant-run", ("capability_access", "capability_act", "capability_verb")),
 )
