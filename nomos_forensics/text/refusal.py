@@ -318,6 +318,8 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
     if reading.guardrail:
         sentence, tables = reading.cue_sentences[0]
         return Refusal("policy", False, _as_written(sentence, reading.spans), tables, 0.0)
+    if reports_only(reading):
+        return None
     shipped = models()
     verdict, margin = shipped["detect"].best(hashed(reading.features))
     plain = None
@@ -329,6 +331,24 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
     partial = "partial" in shipped and shipped["partial"].best(hashed(reading.shape + reading.grounds))[0] == "partial"
     sentence, tables = plain or _deciding(reading, shipped["detect"])
     return Refusal(kind_of(reading.grounds), partial, _as_written(sentence, reading.spans), tables, margin)
+
+
+# a cue sentence that declines nothing: a condition ("If I can't help with something, I'll tell
+# you") or a result in the code or files the agent read ("Sorry, I can't find that file in the
+# repo": it looked; the guide's "a result, not a capability"). "I am unable to find any
+# information on their website" is left to the detector: from a chat model with no tool, that is
+# missing knowledge
+_NOT_DECLINING = re.compile(
+    r"^(?:(?:and|but|so|also|then),? )?(?:if|unless|in case|whenever|should i)\b|"
+    r"\b(?:can't|couldn't|could not|cannot|wasn't able to|was not able to|am unable to|'m unable to|was unable to) "
+    r"(?:seem to )?(?:reproduce\b|(?:find|locate|spot|see) (?:the |that |this |your |an? |any |such (?:an? )?)?"
+    r"(?:\w+ )?(?:file|folder|directory|path|function|class|method|variable|module|line|test|bug|error|"
+    r"issue|string|key|section|table|column|record|entry|match|reference|definition|usage|import|config)s?\b)")
+
+
+def reports_only(reading: Reading) -> bool:
+    """Whether every cue sentence of a reply is a condition or a result, not a decline."""
+    return all(_NOT_DECLINING.search(_plain(sentence)) for sentence, _ in reading.cue_sentences)
 
 
 @functools.cache
