@@ -213,8 +213,10 @@ class UserFrustration(Rule):
     out how to restart … yourself"); (g) report, in a short message (up to TERSE_CHARS
     characters) right after a reply, that what the agent did does not work: "doesn't work",
     "same error", "you broke it", "stuck again", "you're not helping", "не работает", "还是不行",
-    "no funciona", "não funcionou", "geht nicht", "ça ne marche pas", "動かない", "안 돼" (13
-    languages; lexicons [failed]), also after "let me know if it works"; not a question. A
+    "no funciona", "não funcionou", "geht nicht", "ça ne marche pas", "動かない", "안 돼", or that
+    its change broke what worked: "it worked fine before", "ты сломал", "你改坏了", "rompiste lo que
+    funcionaba", "antes funcionava" (13 languages; lexicons [failed]), also after "let me know if
+    it works"; not a question. A
     leading "no" ("well no, …") is a correction when the assistant had not asked a question, or
     had asked whether it understood right ("Does this framing match your mental model?").
     Code blocks and quoted lines are ignored;
@@ -249,7 +251,9 @@ class UserFrustration(Rule):
     ("write a script so that you can run this check yourself"); a complaint worded as a plain
     report or a bare order ("Somehow it made the SVG invisible. Fix it.", Czech "uprav to", edit
     it) unless the model is sure of it: it reads as a new request; "I mean," as filler or "I mean it";
-    a leading "no" that answers the agent's question; one message sent twice by the client;
+    a leading "no" that answers the agent's question; one message sent twice by the client; a
+    phrase the user quotes ("the CI log says 'still failing'") or puts under a condition ("if it
+    still fails after the deploy, restart it");
     a failure report that is a condition ("if it doesn't work, restart php-fpm too"), a request
     ("do the same thing for mypy"), or part of a longer message (a new problem reported with its
     context is a task), and a first message that says something does not work (the task itself).
@@ -427,6 +431,8 @@ def _strong_signal(text: str, mask: int | None = None) -> str | None:
         mask = _candidate_mask(text)
     for lang, pattern in _candidates(_CORRECTIONS_GATED, mask):
         match = pattern.search(text)
+        if match and _hedged(text, match):  # said under a condition or quoted: a later one may stand
+            match = next((m for m in pattern.finditer(text, match.end()) if not _hedged(text, m)), None)
         if match:
             return f"correction ({lang}: \u201c{match.group(0).strip()}\u201d)"
     for pattern in _candidates(_NUDGES_GATED, mask):
@@ -466,6 +472,33 @@ def _polls(text: str, before: Message) -> bool:
     """A status question asked again (`text` normalised; `before`, the message it repeats, may be
     the one spelled right: "how is our progress", then "how is our orogress")."""
     return bool(_STATUS_QUESTION.match(text) or _STATUS_QUESTION.match(normalise(before.text)))
+
+
+def _hedged(text: str, match: re.Match) -> bool:
+    """Whether a phrase found in the user's words is not said to the agent: inside a condition
+    ("if it still fails, restart it") or quoted ("the log says 'still failing'")."""
+    start = match.start()
+    return bool(_IF.match(_sentence_before(text, start))) or _quoted(text, match)
+
+
+_CLOSING = {"'": "'", '"': '"', "\u2018": "\u2019", "\u201c": "\u201d", "\u00ab": "\u00bb"}
+
+
+def _quoted(text: str, match: re.Match) -> bool:
+    """Whether a phrase is a short quotation inside the user's words ("the log says 'still
+    failing'"): a quote mark opens right before it and closes soon after. A user who wraps the
+    whole message in quotes, as some clients' users do, is not quoting."""
+    start = match.start()
+    if start == 0 or text[start - 1] not in _CLOSING:
+        return False
+    close = text.find(_CLOSING[text[start - 1]], match.end(), match.end() + 40)
+    return close >= 0 and (close - start) * 2 < len(text)
+
+
+# a sentence that opens with "if": what follows is a condition ("when I run it, it still fails"
+# is a report, so not "when"; "se"/"si" only where they open the sentence, since Spanish and
+# Portuguese "se" is also a pronoun)
+_IF = re.compile(r"\s*(?:if|unless|in\s+case|falls|si|se|если)\b|\s*(?:如果|もし)")
 
 
 def _sentence_before(text: str, end: int) -> str:
