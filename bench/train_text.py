@@ -196,10 +196,10 @@ def predict(models: dict[str, feats.LinearModel], example: dict) -> str:
     margin = scores[models["detect"].classes.index("refusal")] - scores[models["detect"].classes.index("none")]
     MARGINS[example["item"]] = margin
     reading = refusal.read(example["text"])
-    if refusal.reports_only(reading):
-        return "none"
     if margin <= THRESHOLD and refusal.plain_decline(reading) is None:
         return "none"  # as text.refusal decides: the detector, or a plain decline whatever it scores
+    if refusal.reports_only(reading):
+        return "none"
     return refusal.kind_of(reading.grounds)
 
 

@@ -39,6 +39,8 @@ def test_every_rule_pattern_gated_by_re2_finds_what_python_finds():
 
 
 def test_the_wired_patterns_are_exact():
+    """The patterns wired to the gate (the ending's caveats, the plain declines of every
+    language, the contractions) search as Python alone does."""
     from nomos_forensics import ending
     from nomos_forensics.text import prose
 
@@ -46,10 +48,15 @@ def test_the_wired_patterns_are_exact():
     texts += [" ".join(texts[i:i + 9]) for i in range(0, len(texts), 9)]
     texts += ["i haven't actually fixed the bug", "50 tests (43 passing)", "50 tests (50 passing)",
               "3 tests failed before the change", "the tests still have some issues\n"]
+    from nomos_forensics.text import refusal
+
+    declines = refusal._declines()
     for text in texts:
         assert _same(ending.CAVEAT, ending.CAVEAT.python, text), text[:80]
+        assert _same(declines, declines.python, text), text[:80]
         lowered = text.lower()
         assert prose.canonical(text) == prose._CONTRACTION.sub(lambda m: prose.CONTRACTIONS[m.group()], lowered)
+    assert declines._gate not in (None, False)  # RE2 read the relaxed alternation of every language
 
 
 @pytest.mark.parametrize("source, flags, expected", [

@@ -33,6 +33,7 @@ from .prose import (
     without_blocks,
     without_code,
 )
+from .re2gate import Re2Gated
 
 KINDS = ("none", "cant-run", "no-web-tool", "policy", "business-rule")
 REFUSAL_KINDS = KINDS[1:]
@@ -318,8 +319,6 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
     if reading.guardrail:
         sentence, tables = reading.cue_sentences[0]
         return Refusal("policy", False, _as_written(sentence, reading.spans), tables, 0.0)
-    if reports_only(reading):
-        return None
     shipped = models()
     verdict, margin = shipped["detect"].best(hashed(reading.features))
     plain = None
@@ -328,6 +327,8 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
         if plain is None:
             return None
         margin = 0.0  # said in so many words: the phrase decides, not the detector
+    if reports_only(reading):
+        return None
     partial = "partial" in shipped and shipped["partial"].best(hashed(reading.shape + reading.grounds))[0] == "partial"
     sentence, tables = plain or _deciding(reading, shipped["detect"])
     return Refusal(kind_of(reading.grounds), partial, _as_written(sentence, reading.spans), tables, margin)
@@ -352,11 +353,12 @@ def reports_only(reading: Reading) -> bool:
 
 
 @functools.cache
-def _declines() -> re.Pattern[str]:
+def _declines() -> "Re2Gated":
     """Every language's plain declines (lexicons/declines.toml), as one pattern."""
     data = lexicon.load("nomos_forensics.text", "declines")
     table, macros = data["patterns"], data["macros"]
-    return re.compile("|".join(f"(?:{p})" for language in table for p in lexicon.patterns(table, language, macros)))
+    joined = "|".join(f"(?:{p})" for language in table for p in lexicon.patterns(table, language, macros))
+    return Re2Gated(re.compile(joined))  # a long alternation with no literal to start from: RE2 reads it in one pass
 
 
 # a sentence that holds a plain decline and says something else: a condition ("if I can't help,
