@@ -185,7 +185,9 @@ class UserFrustration(Rule):
     "you didn't…", "still not working", "there are still errors", "j'ai toujours cette erreur",
     "you're going in circles", "ты зациклился", "edit only X, not Y", "where did you put it?",
     "that's not my email", "there's an error in your last patch", a terse "fix the errors",
-    "for the third time", "answer my question", "я тебе уже три раза говорил", "soruma cevap
+    "for the third time", "answer my question", "did you even understand what I asked?", "I asked
+    for Italian in the centre" (opening the message), "can you check again?" after an answer of
+    nothing, "я тебе уже три раза говорил", "soruma cevap
     ver", "いや、そういうことじゃない", "내가 요청하지 않은", the agent's bug pointed out: "you use Mathf.Max with 3 values although
     the function only takes 2", Thai "หยุดตอบภาษาอังกฤษ!" stop answering in English!, the wrong target or a
     forgotten decision in plain words: "aren't we working on X here though", "I know this has been
