@@ -254,9 +254,10 @@ class UserFrustration(Rule):
     ("write a script so that you can run this check yourself"); a complaint worded as a plain
     report or a bare order ("Somehow it made the SVG invisible. Fix it.", Czech "uprav to", edit
     it) unless the model is sure of it: it reads as a new request; "I mean," as filler or "I mean it";
-    a leading "no" that answers the agent's question; one message sent twice by the client; a
-    phrase the user quotes ("the CI log says 'still failing'") or puts under a condition ("if it
-    still fails after the deploy, restart it");
+    a leading "no" that answers the agent's question; one message sent twice by the client, or
+    one request sent twice with no reply between (a client retry); a phrase the user quotes ("the
+    CI log says 'still failing'") or puts under a condition ("if it still fails after the deploy,
+    restart it");
     a failure report that is a condition ("if it doesn't work, restart php-fpm too"), a request
     ("do the same thing for mypy"), or part of a longer message (a new problem reported with its
     context is a task), and a first message that says something does not work (the task itself).
@@ -344,13 +345,14 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.
     earlier: list[str] = []
     declined: set[int] | None = None
     spoke = False  # since the last user message, the assistant wrote text
+    heard = False  # since the last user message, any assistant message at all
     for message in session.messages:
         if message.role == "system":
             if not added and message.text and ADDED_MARK in message.text and _CLIENT_ADDED.search(message.text):
                 added = True
             continue
         if message.role == "assistant":
-            seen_assistant = True
+            seen_assistant = heard = True
             spoke = spoke or message.has_text
             if message.has_text:
                 assistant_text, assistant_message = message.text, message
@@ -369,6 +371,11 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.
             # the same prompt again right after a silent tool round, no error: the client re-sent it
             # (AgentDojo's repeat-the-prompt defence), not the user
             last_user, card, answered, ended_on_card, added, spoke = (message, text), False, False, False, False, False
+            heard = False
+            continue
+        if is_request and not heard and last_user is not None and last_user[1] == text:
+            # the same request twice with nothing between: sent twice (a client retry), not repeated; a
+            # bare "continue" sent again to a silent agent is a nudge, and is read on
             continue
         if seen_assistant and text:
             mask = _candidate_mask(text)
@@ -401,6 +408,7 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.
         if is_request:
             previous = (message, tokens, reply)
         last_user, card, answered, ended_on_card, added, spoke = (message, text), False, False, False, False, False
+        heard = False
         assistant_text, assistant_message = None, None
 
 
