@@ -335,7 +335,7 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
 
 
 # a cue sentence that declines nothing: a condition ("If I can't help with something, I'll tell
-# you") or a result in the code or files the agent read ("Sorry, I can't find that file in the
+# you"), a decline it only reports (below), or a result in the code or files the agent read ("Sorry, I can't find that file in the
 # repo": it looked; the guide's "a result, not a capability"). "I am unable to find any
 # information on their website" is left to the detector: from a chat model with no tool, that is
 # missing knowledge
@@ -344,7 +344,14 @@ _NOT_DECLINING = re.compile(
     r"\b(?:can't|couldn't|could not|cannot|wasn't able to|was not able to|am unable to|'m unable to|was unable to) "
     r"(?:seem to )?(?:reproduce\b|(?:find|locate|spot|see) (?:the |that |this |your |an? |any |such (?:an? )?)?"
     r"(?:\w+ )?(?:file|folder|directory|path|function|class|method|variable|module|line|test|bug|error|"
-    r"issue|string|key|section|table|column|record|entry|match|reference|definition|usage|import|config)s?\b)")
+    r"issue|string|key|section|table|column|record|entry|match|reference|definition|usage|import|config)s?\b)|"
+    # a decline it only reports or proposes: what a bot, a story's character, a template or code says
+    # ("The robot said, I'm sorry Dave, I can't do that", "Your bot should answer: I cannot …",
+    # "returns 'I can't help with that'"); not "as I said, I can't"
+    r"(?<!\bi )(?<!\bwe )\b(?:says|said|reads|replies|replied|responds|responded|returns|returned|prints|"
+    r"outputs|displays|template|e\.g\.|for example|should (?:say|answer|reply|respond)|would (?:say|answer|reply))"
+    r"\b[^.!?]{0,40}?[\s:,'\"](?:i'm sorry|i am sorry|sorry|i can't|i cannot|i can not|i won't|i will not|"
+    r"i'm unable|i am unable|i'm not able|i am not able)\b")
 
 
 def reports_only(reading: Reading) -> bool:
