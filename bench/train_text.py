@@ -200,7 +200,7 @@ def predict(models: dict[str, feats.LinearModel], example: dict) -> str:
         return "none"  # as text.refusal decides: the detector, or a plain decline whatever it scores
     if refusal.reports_only(reading):
         return "none"
-    return refusal.kind_of(reading.grounds)
+    return refusal.kind_of(reading.kind_grounds)
 
 
 def held_out(examples: list[dict], c: float, folds: int | None) -> list[str]:
@@ -290,7 +290,7 @@ def write_sample(out: dict) -> None:
             kind, margin = "none", None
         else:
             verdict, margin = models["detect"].best(feats.hashed(reading.features))
-            kind = refusal.kind_of(reading.grounds) if verdict == "refusal" else "none"
+            kind = refusal.kind_of(reading.kind_grounds) if verdict == "refusal" else "none"
             margin = round(margin, 3)
         items.append({"text": example["text"], "expected": example["kind"], "kind": kind, "margin": margin})
     right = sum(i["kind"] == i["expected"] for i in items) / len(items)

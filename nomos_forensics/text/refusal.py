@@ -82,6 +82,7 @@ class Reading:
     shape: tuple[str, ...]  # the partial model's: what the reply holds besides the decline
     spans: tuple[str, ...] = ()  # the inline code spans, read as "code"
     guardrail: bool = False  # only a guardrail's notice was read (`_guardrail_reading`)
+    kind_grounds: tuple[str, ...] = ()  # what the kind reads (`kind_of`): the grounds, an action verb only where it declines
 
 
 @functools.cache
@@ -268,7 +269,13 @@ def read(text: str | None) -> Reading | None:
     if not any(g.split("_")[0] in GROUNDS for g in grounds):
         ground_names.append("g|no-reason")
     ground_names.extend(f"g2|{a}+{b}" for i, a in enumerate(grounds) for b in grounds[i + 1:])
-    return Reading(tuple(cued), tuple(names + structure + ground_names), tuple(ground_names), tuple(structure), tuple(spans))
+    # the kind reads the same grounds, but an action verb only where the reply declines: in the
+    # sentence after it the verb is the user's to do ("… I'm unable to provide the help you need.
+    # Please call a crisis line"), not what the agent lacks
+    own = {t for n in (declining or range(len(parts))) for t in tables_of[n]}
+    kind_grounds = tuple(g for g in ground_names if g != "g|capability_verb" or "capability_verb" in own)
+    return Reading(tuple(cued), tuple(names + structure + ground_names), tuple(ground_names), tuple(structure),
+                   tuple(spans), kind_grounds=kind_grounds)
 
 
 def _guardrail_reading(prose: str, spans: tuple[str, ...]) -> Reading | None:
@@ -331,11 +338,11 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
         return None
     partial = "partial" in shipped and shipped["partial"].best(hashed(reading.shape + reading.grounds))[0] == "partial"
     sentence, tables = plain or _deciding(reading, shipped["detect"])
-    return Refusal(kind_of(reading.grounds), partial, _as_written(sentence, reading.spans), tables, margin)
+    return Refusal(kind_of(reading.kind_grounds), partial, _as_written(sentence, reading.spans), tables, margin)
 
 
 # a cue sentence that declines nothing: a condition ("If I can't help with something, I'll tell
-# you"), a decline it only reports (below), or a result in the code or files the agent read ("Sorry, I can't find that file in the
+# you"), a decline it only reports, sympathy, a hedge (below), or a result in the code or files the agent read ("Sorry, I can't find that file in the
 # repo": it looked; the guide's "a result, not a capability"). "I am unable to find any
 # information on their website" is left to the detector: from a chat model with no tool, that is
 # missing knowledge
@@ -351,7 +358,16 @@ _NOT_DECLINING = re.compile(
     r"(?<!\bi )(?<!\bwe )\b(?:says|said|reads|replies|replied|responds|responded|returns|returned|prints|"
     r"outputs|displays|template|e\.g\.|for example|should (?:say|answer|reply|respond)|would (?:say|answer|reply))"
     r"\b[^.!?]{0,40}?[\s:,'\"](?:i'm sorry|i am sorry|sorry|i can't|i cannot|i can not|i won't|i will not|"
-    r"i'm unable|i am unable|i'm not able|i am not able)\b")
+    r"i'm unable|i am unable|i'm not able|i am not able)\b|"
+    # sympathy for what the user cannot do ("I'm sorry you can't access your account"), with no
+    # decline of the agent's own in the sentence, and a hedge ("I can't guarantee it works, but")
+    r"^(?!.*\b(?:i can't|i cannot|i can not|i won't|i will not|i am unable|i'm unable|i am not able|i'm not able|"
+    r"we can't|we cannot|i must decline|i have to decline)\b)"
+    r".*\bsorry (?:to hear )?(?:that )?(?:you|your)\b|"
+    r"^(?!.*\b(?:won't|will not|refuse|must decline)\b).*"
+    r"\b(?:can't|cannot|can not|no puedo|não posso|je ne peux pas|ich kann (?:es |das |dir |ihnen )?nicht|не могу|"
+    r"non posso) (?:100% |fully |completely |entirely )?(?:guarantee|promise|be (?:100% |completely |entirely )?sure|"
+    r"garantizar|prometer|garantir|promettre|garantieren|versprechen|гарантировать|обещать|garantire|promettere)")
 
 
 def reports_only(reading: Reading) -> bool:
