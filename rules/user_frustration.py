@@ -37,6 +37,7 @@ FAILED: dict[str, tuple[str, ...]] = {
 }
 _FAILED = [(lang, literal_first(p)) for lang, patterns in FAILED.items() for p in patterns]
 TERSE_CHARS = 80  # a failure report is read only in a message this short (normalised)
+DEMAND_CHARS = 160  # a sworn demand, too: a longer message that swears is a story, a paste or a vent
 NUDGES = lexicon.patterns(_PHRASES, "nudges", _MACROS)
 RETRY = lexicon.patterns(_PHRASES, "retry", _MACROS)
 _CONDITIONAL = literal_first(lexicon.pattern(_PHRASES, "conditional", _MACROS))
@@ -63,6 +64,10 @@ _candidates = WordGates.candidates
 _LEADING_NO = re.compile(lexicon.pattern(_PHRASES, "leading_no", _MACROS))
 _POLITE_NO = re.compile(lexicon.pattern(_PHRASES, "polite_no", _MACROS))
 _AFFIRMATION = re.compile(lexicon.pattern(_PHRASES, "affirmation", _MACROS))
+_PROFANITY = literal_first(lexicon.pattern(_PHRASES, "profanity", _MACROS))
+_PRAISE = re.compile(lexicon.pattern(_PHRASES, "praise", _MACROS))
+_DEMAND = re.compile(lexicon.pattern(_PHRASES, "demand", _MACROS))
+_NAMED = re.compile(r"\b(?:words?|like|such\s+as|called|profanity|swear\w*|curse\w*)\s+(?:\S+\s+){0,2}$")  # "words like shit"
 _CONFIRMATION_REQUEST = literal_first(lexicon.pattern(_PHRASES, "confirmation_request", _MACROS))
 _UNDERSTANDING_CHECK = literal_first(lexicon.pattern(_PHRASES, "understanding_check", _MACROS))
 _QUESTION_OPENER = re.compile(lexicon.pattern(_PHRASES, "question_opener", _MACROS))
@@ -187,9 +192,11 @@ class UserFrustration(Rule):
     "that's not my email", "there's an error in your last patch", a terse "fix the errors",
     "for the third time", "answer my question", "did you even understand what I asked?", "I asked
     for Italian in the centre" (opening the message), "can you check again?" after an answer of
-    nothing, "я тебе уже три раза говорил", "soruma cevap
-    ver", "いや、そういうことじゃない", "내가 요청하지 않은", the agent's bug pointed out: "you use Mathf.Max with 3 values although
-    the function only takes 2", Thai "หยุดตอบภาษาอังกฤษ!" stop answering in English!, the wrong target or a
+    nothing, "я тебе уже три раза говорил", "soruma cevap ver", "いや、そういうことじゃない",
+    "내가 요청하지 않은", a short demand to fix it that swears ("fix the fucking login already",
+    "блядь, почини уже", "씨발 빨리 고쳐"; not swearing about the topic, nor "holy shit, it works,
+    thanks!"), the agent's bug pointed out: "you use Mathf.Max with 3 values although the
+    function only takes 2", Thai "หยุดตอบภาษาอังกฤษ!" stop answering in English!, the wrong target or a
     forgotten decision in plain words: "aren't we working on X here though", "I know this has been
     determined", "it's not being updated correctly", a clarification that opens the message: "i
     mean the LLM behind the chat", the agent told it acted too soon: "don't implement anything without
@@ -324,6 +331,7 @@ def _signal(reason: str | None) -> str | None:
     for prefix, name in (("correction (leading", "leading-no"), ("correction", "correction"), ("nudge", "nudge"),
                          ("retry", "retry"), ("pushback", "pushback"), ("told to do", "handed-back"),
                          ("sent again", "resent"), ("repeat", "repeat"), ("asked to carry on", "resume"),
+                         ("complaint", "correction"),
                          ("failure report", "failure-report")):
         if reason.startswith(prefix):
             return name
@@ -449,6 +457,10 @@ def _strong_signal(text: str, mask: int | None = None) -> str | None:
     for pattern in _candidates(_NUDGES_GATED, mask):
         if pattern.search(text):
             return "nudge (no answer, or disbelief)"
+    match = _PROFANITY.search(text) if len(text) <= DEMAND_CHARS else None
+    if match and _DEMAND.search(text) and not _PRAISE.search(text) and not _hedged(text, match) and not _NAMED.search(
+            _sentence_before(text, match.start())):
+        return f"complaint (swearing: \u201c{match.group(0).strip()}\u201d)"
     for pattern in _candidates(_RETRY_GATED, mask):
         match = pattern.search(text)
         if match and not _CONDITIONAL.search(_sentence_before(text, match.start())):
