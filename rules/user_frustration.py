@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -65,6 +66,7 @@ _LEADING_NO = re.compile(lexicon.pattern(_PHRASES, "leading_no", _MACROS))
 _POLITE_NO = re.compile(lexicon.pattern(_PHRASES, "polite_no", _MACROS))
 _AFFIRMATION = re.compile(lexicon.pattern(_PHRASES, "affirmation", _MACROS))
 _PROFANITY = literal_first(lexicon.pattern(_PHRASES, "profanity", _MACROS))
+PROFANITY_STEMS = tuple(lexicon.words(_PHRASES["profanity_stems"]))
 _PRAISE = re.compile(lexicon.pattern(_PHRASES, "praise", _MACROS))
 _DEMAND = re.compile(lexicon.pattern(_PHRASES, "demand", _MACROS))
 _NAMED = re.compile(r"\b(?:words?|like|such\s+as|called|profanity|swear\w*|curse\w*)\s+(?:\S+\s+){0,2}$")  # "words like shit"
@@ -457,7 +459,7 @@ def _strong_signal(text: str, mask: int | None = None) -> str | None:
     for pattern in _candidates(_NUDGES_GATED, mask):
         if pattern.search(text):
             return "nudge (no answer, or disbelief)"
-    match = _PROFANITY.search(text) if len(text) <= DEMAND_CHARS else None
+    match = _PROFANITY.search(text) if len(text) <= DEMAND_CHARS and _swears(text) else None
     if match and _DEMAND.search(text) and not _PRAISE.search(text) and not _hedged(text, match) and not _NAMED.search(
             _sentence_before(text, match.start())):
         return f"complaint (swearing: \u201c{match.group(0).strip()}\u201d)"
@@ -522,6 +524,22 @@ def _quoted(text: str, match: re.Match) -> bool:
 # is a report, so not "when"; "se"/"si" only where they open the sentence, since Spanish and
 # Portuguese "se" is also a pronoun)
 _IF = re.compile(r"\s*(?:if|unless|in\s+case|falls|si|se|если)\b|\s*(?:如果|もし)")
+
+
+@functools.cache
+def _stems():
+    import ahocorasick
+
+    automaton = ahocorasick.Automaton()
+    for stem in PROFANITY_STEMS:
+        automaton.add_word(stem, stem)
+    automaton.make_automaton()
+    return automaton
+
+
+def _swears(text: str) -> bool:
+    """Whether `text` holds a literal of the profanity pattern (one pass, before the pattern)."""
+    return next(_stems().iter(text), None) is not None
 
 
 def _sentence_before(text: str, end: int) -> str:

@@ -94,3 +94,17 @@ def test_cue_tables_are_clean(package, name):
         assert all(e == e.lower() for e in entries), f"{table}: upper-case entries"
         assert all(len(e) >= 2 for e in entries), f"{table}: an entry under two characters"
         assert len(entries) == len(set(entries)), f"{table}: {[e for e in entries if entries.count(e) > 1]} listed twice"
+
+
+def test_every_word_the_profanity_pattern_spells_holds_a_stem_of_its_gate():
+    """user-frustration searches its profanity pattern only in a text that holds one of
+    `profanity_stems` (a one-pass gate): each word the pattern spells, and that it matches on its
+    own, must hold a stem, or the gate would hide a match."""
+    from nomos_forensics_rules import user_frustration as uf
+
+    source = lexicon.load("nomos_forensics_rules", "user_frustration")["patterns"]["profanity"]
+    words = set(re.findall(r"[^\W\d_]{2,}(?:-[^\W\d_]+)?", source.replace("\\b", " ").replace("\\s", " ")))
+    matched = [w for w in words if uf._PROFANITY.search(w.lower())]
+    assert len(matched) > 40
+    for word in matched:
+        assert any(stem in word.lower() for stem in uf.PROFANITY_STEMS), word

@@ -342,7 +342,7 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
 
 
 # a cue sentence that declines nothing: a condition ("If I can't help with something, I'll tell
-# you"), a decline it only reports, sympathy, a hedge (below), or a result in the code or files the agent read ("Sorry, I can't find that file in the
+# you"), a decline it only reports, or a result in the code or files the agent read ("Sorry, I can't find that file in the
 # repo": it looked; the guide's "a result, not a capability"). "I am unable to find any
 # information on their website" is left to the detector: from a chat model with no tool, that is
 # missing knowledge
@@ -358,21 +358,30 @@ _NOT_DECLINING = re.compile(
     r"(?<!\bi )(?<!\bwe )\b(?:says|said|reads|replies|replied|responds|responded|returns|returned|prints|"
     r"outputs|displays|template|e\.g\.|for example|should (?:say|answer|reply|respond)|would (?:say|answer|reply))"
     r"\b[^.!?]{0,40}?[\s:,'\"](?:i'm sorry|i am sorry|sorry|i can't|i cannot|i can not|i won't|i will not|"
-    r"i'm unable|i am unable|i'm not able|i am not able)\b|"
-    # sympathy for what the user cannot do ("I'm sorry you can't access your account"), with no
-    # decline of the agent's own in the sentence, and a hedge ("I can't guarantee it works, but")
+    r"i'm unable|i am unable|i'm not able|i am not able)\b")
+# sympathy for what the user cannot do ("I'm sorry you can't access your account"), with no decline
+# of the agent's own in the sentence (read only in a sentence that says "sorry")
+_SYMPATHY = re.compile(
     r"^(?!.*\b(?:i can't|i cannot|i can not|i won't|i will not|i am unable|i'm unable|i am not able|i'm not able|"
-    r"we can't|we cannot|i must decline|i have to decline)\b)"
-    r".*\bsorry (?:to hear )?(?:that )?(?:you|your)\b|"
+    r"we can't|we cannot|i must decline|i have to decline)\b).*\bsorry (?:to hear )?(?:that )?(?:you|your)\b")
+# a hedge before an answer ("I can't guarantee it works, but try …"), with no decline beside it
+# (read only in a sentence holding one of _HEDGE_WORDS)
+_HEDGE = re.compile(
     r"^(?!.*\b(?:won't|will not|refuse|must decline)\b).*"
     r"\b(?:can't|cannot|can not|no puedo|não posso|je ne peux pas|ich kann (?:es |das |dir |ihnen )?nicht|не могу|"
     r"non posso) (?:100% |fully |completely |entirely )?(?:guarantee|promise|be (?:100% |completely |entirely )?sure|"
     r"garantizar|prometer|garantir|promettre|garantieren|versprechen|гарантировать|обещать|garantire|promettere)")
+_HEDGE_WORDS = ("guarant", "promis", "sure", "promet", "garant", "verspr", "гарант", "обещ")
 
 
 def reports_only(reading: Reading) -> bool:
     """Whether every cue sentence of a reply is a condition or a result, not a decline."""
-    return all(_NOT_DECLINING.search(_plain(sentence)) for sentence, _ in reading.cue_sentences)
+    return all(_declines_nothing(_plain(sentence)) for sentence, _ in reading.cue_sentences)
+
+
+def _declines_nothing(plain: str) -> bool:
+    return bool(_NOT_DECLINING.search(plain) or ("sorry" in plain and _SYMPATHY.search(plain))
+                or (any(w in plain for w in _HEDGE_WORDS) and _HEDGE.search(plain)))
 
 
 @functools.cache
