@@ -15,9 +15,11 @@ them only in the first of the `--repeat` runs, and the best run hid them. So is 
 tool outputs as errors (`rounds.failed_row`, cached on each tool row by the first reader).
 
     .venv/bin/python bench/rule_times.py --sessions 2000 --compare /path/to/other/checkout
+    .venv/bin/python bench/rule_times.py --sessions 3000 --profile user-frustration
 
 `--compare DIR` also runs DIR's bench/rule_times.py (DIR's code, with DIR/.venv/bin/python when
 there is one) on the same sessions and prints both columns and their ratio, stage by stage.
+`--profile RULE` (a name or code) prints cProfile's top functions of that rule's check instead.
 """
 
 from __future__ import annotations
