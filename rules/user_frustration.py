@@ -228,9 +228,9 @@ class UserFrustration(Rule):
     "no funciona", "não funcionou", "geht nicht", "ça ne marche pas", "動かない", "안 돼", or that
     its change broke what worked: "it worked fine before", "ты сломал", "你改坏了", "rompiste lo que
     funcionaba", "antes funcionava" (13 languages; lexicons [failed]), also after "let me know if
-    it works"; not a question. A
-    leading "no" ("well no, …") is a correction when the assistant had not asked a question, or
-    had asked whether it understood right ("Does this framing match your mental model?").
+    it works"; not a question. A leading "no" ("well no, …") is a correction when the assistant
+    had not asked a question, or had asked whether it understood right ("Does this framing match
+    your mental model?").
     Code blocks and quoted lines are ignored;
     the first user message never counts.
     Beside these phrases, every later user message is read by text.frustration's model (trained
@@ -459,10 +459,9 @@ def _strong_signal(text: str, mask: int | None = None) -> str | None:
     for pattern in _candidates(_NUDGES_GATED, mask):
         if pattern.search(text):
             return "nudge (no answer, or disbelief)"
-    match = _PROFANITY.search(text) if len(text) <= DEMAND_CHARS and _swears(text) else None
-    if match and _DEMAND.search(text) and not _PRAISE.search(text) and not _hedged(text, match) and not _NAMED.search(
-            _sentence_before(text, match.start())):
-        return f"complaint (swearing: \u201c{match.group(0).strip()}\u201d)"
+    sworn = _sworn_demand(text)
+    if sworn:
+        return f"complaint (swearing: \u201c{sworn}\u201d)"
     for pattern in _candidates(_RETRY_GATED, mask):
         match = pattern.search(text)
         if match and not _CONDITIONAL.search(_sentence_before(text, match.start())):
@@ -537,9 +536,16 @@ def _stems():
     return automaton
 
 
-def _swears(text: str) -> bool:
-    """Whether `text` holds a literal of the profanity pattern (one pass, before the pattern)."""
-    return next(_stems().iter(text), None) is not None
+def _sworn_demand(text: str) -> str | None:
+    """The swear word of a short demand to fix or finish the work ("fix the fucking login
+    already"), or None: not in a longer message, one that praises, quotes or names the word."""
+    if len(text) > DEMAND_CHARS or next(_stems().iter(text), None) is None:  # one pass before the pattern
+        return None
+    match = _PROFANITY.search(text)
+    if (match is None or not _DEMAND.search(text) or _PRAISE.search(text) or _hedged(text, match)
+            or _NAMED.search(_sentence_before(text, match.start()))):
+        return None
+    return match.group(0).strip()
 
 
 def _sentence_before(text: str, end: int) -> str:

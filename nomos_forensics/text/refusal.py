@@ -342,10 +342,10 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
 
 
 # a cue sentence that declines nothing: a condition ("If I can't help with something, I'll tell
-# you"), a decline it only reports, or a result in the code or files the agent read ("Sorry, I can't find that file in the
-# repo": it looked; the guide's "a result, not a capability"). "I am unable to find any
-# information on their website" is left to the detector: from a chat model with no tool, that is
-# missing knowledge
+# you"), a decline it only reports, or a result in the code or files the agent read ("Sorry, I
+# can't find that file in the repo": it looked; the guide's "a result, not a capability"). "I am
+# unable to find any information on their website" is left to the detector: from a chat model
+# with no tool, that is missing knowledge
 _NOT_DECLINING = re.compile(
     r"^(?:(?:and|but|so|also|then),? )?(?:if|unless|in case|whenever|should i)\b|"
     r"\b(?:can't|couldn't|could not|cannot|wasn't able to|was not able to|am unable to|'m unable to|was unable to) "
@@ -375,7 +375,8 @@ _HEDGE_WORDS = ("guarant", "promis", "sure", "promet", "garant", "verspr", "га
 
 
 def reports_only(reading: Reading) -> bool:
-    """Whether every cue sentence of a reply is a condition or a result, not a decline."""
+    """Whether every cue sentence of a reply declines nothing: a condition, a result, a decline it
+    only reports, sympathy for what the user cannot do, or a hedge before an answer."""
     return all(_declines_nothing(_plain(sentence)) for sentence, _ in reading.cue_sentences)
 
 
