@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from . import lexicon
 from .features import LinearModel, bucket, hashed, text_features, window
+from .prefilter import LazyPattern
 from .prose import (
     _INLINE_CODE,
     _QUOTED,
@@ -346,7 +347,7 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
 # can't find that file in the repo": it looked; the guide's "a result, not a capability"). "I am
 # unable to find any information on their website" is left to the detector: from a chat model
 # with no tool, that is missing knowledge
-_NOT_DECLINING = re.compile(
+_NOT_DECLINING = LazyPattern(  # compiled on first use, as the others below: `review` may never ask
     r"^(?:(?:and|but|so|also|then),? )?(?:if|unless|in case|whenever|should i)\b|"
     r"\b(?:can't|couldn't|could not|cannot|wasn't able to|was not able to|am unable to|'m unable to|was unable to) "
     r"(?:seem to )?(?:reproduce\b|(?:find|locate|spot|see) (?:the |that |this |your |an? |any |such (?:an? )?)?"
@@ -361,12 +362,12 @@ _NOT_DECLINING = re.compile(
     r"i'm unable|i am unable|i'm not able|i am not able)\b")
 # sympathy for what the user cannot do ("I'm sorry you can't access your account"), with no decline
 # of the agent's own in the sentence (read only in a sentence that says "sorry")
-_SYMPATHY = re.compile(
+_SYMPATHY = LazyPattern(
     r"^(?!.*\b(?:i can't|i cannot|i can not|i won't|i will not|i am unable|i'm unable|i am not able|i'm not able|"
     r"we can't|we cannot|i must decline|i have to decline)\b).*\bsorry (?:to hear )?(?:that )?(?:you|your)\b")
 # a hedge before an answer ("I can't guarantee it works, but try …"), with no decline beside it
 # (read only in a sentence holding one of _HEDGE_WORDS)
-_HEDGE = re.compile(
+_HEDGE = LazyPattern(
     r"^(?!.*\b(?:won't|will not|refuse|must decline)\b).*"
     r"\b(?:can't|cannot|can not|no puedo|não posso|je ne peux pas|ich kann (?:es |das |dir |ihnen )?nicht|не могу|"
     r"non posso) (?:100% |fully |completely |entirely )?(?:guarantee|promise|be (?:100% |completely |entirely )?sure|"
@@ -391,7 +392,7 @@ def _declines() -> "Re2Gated":
     data = lexicon.load("nomos_forensics.text", "declines")
     table, macros = data["patterns"], data["macros"]
     joined = "|".join(f"(?:{p})" for language in table for p in lexicon.patterns(table, language, macros))
-    return Re2Gated(re.compile(joined))  # a long alternation with no literal to start from: RE2 reads it in one pass
+    return Re2Gated(LazyPattern(joined))  # a long alternation with no literal to start from: RE2 reads it in one pass
 
 
 # a sentence that holds a plain decline and says something else: a condition ("if I can't help,
@@ -401,7 +402,7 @@ def _declines() -> "Re2Gated":
 # my password"), an opinion withheld (a disclaimer most chat models follow with the answer), or a
 # chat model's "As an AI language model, I cannot …", which as often goes on to do it: the
 # detector, trained on thousands of them, reads those
-_NOT_A_DECLINE = re.compile(
+_NOT_A_DECLINE = LazyPattern(
     r"^(?:if|unless|when|whether|once)\b|\b(?:if|unless|whether) (?:i|we)\b|"
     r"\bwithout (?:knowing|seeing|more (?:information|details|context))\b|\buntil you\b|"
     r"^(?:since|because|as|therefore|thus|hence|so|please note|note that|keep in mind|be aware)\b|"
