@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 
 from nomos_forensics.rulekit import (
+    AnySubstring,
     Finding,
     Message,
     Rule,
@@ -67,6 +67,7 @@ _POLITE_NO = re.compile(lexicon.pattern(_PHRASES, "polite_no", _MACROS))
 _AFFIRMATION = re.compile(lexicon.pattern(_PHRASES, "affirmation", _MACROS))
 _PROFANITY = literal_first(lexicon.pattern(_PHRASES, "profanity", _MACROS))
 PROFANITY_STEMS = tuple(lexicon.words(_PHRASES["profanity_stems"]))
+_SWEARS = AnySubstring(PROFANITY_STEMS)  # one Aho-Corasick pass: does the text hold a stem at all
 _PRAISE = literal_first(lexicon.pattern(_PHRASES, "praise", _MACROS))  # literal_first: compiled on first use
 _DEMAND = literal_first(lexicon.pattern(_PHRASES, "demand", _MACROS))
 _NAMED = re.compile(r"\b(?:words?|like|such\s+as|called|profanity|swear\w*|curse\w*)\s+(?:\S+\s+){0,2}$")  # "words like shit"
@@ -525,21 +526,10 @@ def _quoted(text: str, match: re.Match) -> bool:
 _IF = re.compile(r"\s*(?:if|unless|in\s+case|falls|si|se|если)\b|\s*(?:如果|もし)")
 
 
-@functools.cache
-def _stems():
-    import ahocorasick
-
-    automaton = ahocorasick.Automaton()
-    for stem in PROFANITY_STEMS:
-        automaton.add_word(stem, stem)
-    automaton.make_automaton()
-    return automaton
-
-
 def _sworn_demand(text: str) -> str | None:
     """The swear word of a short demand to fix or finish the work ("fix the fucking login
     already"), or None: not in a longer message, one that praises, quotes or names the word."""
-    if len(text) > DEMAND_CHARS or next(_stems().iter(text), None) is None:  # one pass before the pattern
+    if len(text) > DEMAND_CHARS or not _SWEARS.search(text):  # one pass before the pattern
         return None
     match = _PROFANITY.search(text)
     if (match is None or not _DEMAND.search(text) or _PRAISE.search(text) or _hedged(text, match)
