@@ -24,8 +24,8 @@ class FailingLoop(Rule):
     (the row's error flag, or an output that opens as an error, as tool-error-ignored reads
     it) with no successful result of that tool between them; calls of other tools in between
     do not break the run (read, retry, read, retry). Blocker when the turn ends with that
-    tool still failing (no success of it after the run), friction when it finally worked. One finding per run, naming the tool, how many times it failed and in
-    which turn.
+    tool still failing (no success of it after the run), friction when it finally worked.
+    One finding per run, naming the tool, how many times it failed and in which turn.
     Not flagged: two failures; failures of different tools; failures spread over turns (the
     user spoke in between); a run that a success of the same tool breaks (fail, fail, ok,
     fail, fail is two runs of two); a coding client's general shell (`bash`, `Bash`,

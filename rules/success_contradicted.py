@@ -60,8 +60,7 @@ class SuccessContradicted(Rule):
     acts without the agent's calls, "I've cancelled the plan"); verbs that also
     describe text the reply itself writes ("I've created a summary", "I've updated the plan
     below", "I've added comments below": add them with the `claims` option if your agent's tools
-    do those); sessions where
-    the agent calls no tool at all (aider and chat clients apply edits themselves); code and
+    do those); sessions where the agent calls no tool at all (aider and chat clients apply edits themselves); code and
     quoted text.
     Root cause: the model reports an action it only planned or imagined, or a tool it believes
     it called.
