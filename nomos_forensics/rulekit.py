@@ -70,7 +70,7 @@ from .text.prefilter import AnyPattern, AnySubstring, WordGates, any_token, lett
 from .text.prose import canonical, normalise, sentences, statements
 from .text.prose import without_code as prose
 from .text.re2gate import Re2Gated
-from .text.refusal import Refusal, bounded, cue_tables, decide_reading, holds_cue
+from .text.refusal import FIRST_PERSON, Refusal, about_knowledge, bounded, cue_tables, decide_reading, holds_cue
 from .text.refusal import read as read_reply
 from .unexplained import failure_signature
 
@@ -109,8 +109,6 @@ def replies(session: Session) -> Iterator[Message]:
 
 _CAPABILITY = frozenset({"capability_access", "capability_act", "capability_verb"})
 CLAIMED = ("capability_claim",)
-# a capability the agent lacks is said in the first person ("I can't", "I don't have", "as an AI")
-_FIRST_PERSON = frozenset({"inability_self", "lacking", "ai_self"})  # the cues of a decision the capability-claim reading made
 _OTHER_GROUNDS = ("policy_", "business_", "knowledge_")
 
 
@@ -122,11 +120,13 @@ def _other_ground(reading) -> bool:
 
 def _names_a_capability(sentence: str) -> bool:
     """A claim sentence the model's reading does not overrule: it names a capability, and neither
-    another ground nor a chat model's "As an AI, I don't have …" disclaimer (which the model,
-    trained on thousands of them, reads right: most go on to answer)."""
+    another ground, nor a chat model's "As an AI, I don't have …" disclaimer (which the model,
+    trained on thousands of them, reads right: most go on to answer), nor access to knowledge
+    ("I don't have access to information about them": what one would look up, not a system)."""
     tables = cue_tables(sentence)
     return (bool(_CAPABILITY.intersection(tables)) and not any(t.startswith(_OTHER_GROUNDS) for t in tables)
-            and not ("ai_self" in tables and _DISCLAIMER.match(normalise(sentence).lower())))
+            and not ("ai_self" in tables and _DISCLAIMER.match(normalise(sentence).lower()))
+            and not about_knowledge(sentence))
 
 
 # a chat model's opening disclaimer ("As an AI language model, I don't have …", "I'm sorry, as an AI …")
@@ -154,7 +154,7 @@ def refusals(session: Session) -> list[tuple[Message, Refusal]]:
             if found is not None and found.kind == "no-web-tool" and claims.asks_meaning(found.sentence):
                 found = None  # "I don't know what you mean": it asks the user to clarify
             if found is not None and found.kind == "cant-run" and (
-                    not _FIRST_PERSON.intersection(found.cues) or claims.not_a_claim(text, found.sentence)):
+                    not FIRST_PERSON.intersection(found.cues) or claims.not_a_claim(text, found.sentence)):
                 found = None  # about a third party, waiting for the user's files, about code, …: read on
             # the model reads a reply's opening and closing; a claim may sit anywhere in its first
             # and last thousands of characters (`bounded`)

@@ -40,7 +40,9 @@ class NoWebTool(Rule):
     a knowledge cut-off, no information about the person, product or event asked about ("I
     don't have real-time information", "my knowledge ends in 2023", "I can't browse the
     internet", "No local knowledge on that", "no tengo información sobre", "我没有这方面的信息"),
-    in a session that made no web-fetch call (`http_get` by default). The decision is the one
+    or no access to information, details or news about it ("I don't have access to information
+    about that company", "у меня нет доступа к деталям": access to the user's own things, or
+    what the agent's tools do not reach, stays cant-run's), in a session that made no web-fetch call (`http_get` by default). The decision is the one
     text.refusal makes for every assistant message (one kind per message: a missing capability to
     act is cant-run's, a safety or rules ground policy-refusal's). A reply that answers what it
     knows and declines the rest is reported as partial (friction).

@@ -449,13 +449,18 @@ def test_a_rule_that_never_returns_is_stopped_by_ctrl_c(sample_dsn, tmp_path, ar
     marker = tmp_path / "entered"
     path = _plugin(tmp_path, "forever", f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(3600)\nreturn []")
     proc = subprocess.Popen([str(SCRIPT), *args, "--dsn", sample_dsn, "-p", path], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "NOMOS_FORENSICS_LOAD_PLUGINS": ""})
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "NOMOS_FORENSICS_LOAD_PLUGINS": "", "PYTHONFAULTHANDLER": "1"})
     try:
         while not marker.exists():
             assert proc.poll() is None, proc.stderr.read()
             threading.Event().wait(0.1)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # seen once under a loaded full run: say where it hangs
+            proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+            pytest.fail(f"still running 60 s after Ctrl-C; its stacks:\n{proc.communicate(timeout=10)[1][-4000:]}")
     finally:
         proc.kill()
     assert proc.returncode == 130, err

@@ -155,6 +155,8 @@ def _gate_tables() -> frozenset[str]:
     return frozenset(lexicon.load("nomos_forensics.text", "refusal_cues")["gate"])
 
 
+# the cue tables of a decline said in the agent's own name ("I can't", "I don't have", "as an AI")
+FIRST_PERSON = frozenset({"inability_self", "lacking", "ai_self"})
 GUARDRAIL = lexicon.load("nomos_forensics.text", "refusal_cues")["guardrail"]  # the guardrail's notices' table
 
 
@@ -275,8 +277,35 @@ def read(text: str | None) -> Reading | None:
     # Please call a crisis line"), not what the agent lacks
     own = {t for n in (declining or range(len(parts))) for t in tables_of[n]}
     kind_grounds = tuple(g for g in ground_names if g != "g|capability_verb" or "capability_verb" in own)
+    # "I don't have access to information about …": knowledge one would look up, not a system (the
+    # guide's "I don't have access to current prices"); the detector's features stay as trained
+    if "capability_access" in own and "g|knowledge_unknown" not in kind_grounds and any(
+            FIRST_PERSON.intersection(tables_of[n]) and about_knowledge(parts[n])
+            for n in (declining or range(len(parts)))):
+        kind_grounds += ("g|knowledge_unknown",)
     return Reading(tuple(cued), tuple(names + structure + ground_names), tuple(ground_names), tuple(structure),
                    tuple(spans), kind_grounds=kind_grounds)
+
+
+@functools.cache
+def _knowledge_access() -> LazyPattern:
+    """Every language's "access to information, details, news" (lexicons/knowledge_access.toml)."""
+    data = lexicon.load("nomos_forensics.text", "knowledge_access")
+    table, macros = data["patterns"], data["macros"]
+    return LazyPattern("|".join(f"(?:{p})" for language in table for p in lexicon.patterns(table, language, macros)))
+
+
+def about_knowledge(sentence: str) -> bool:
+    """Whether a sentence says it has no access to knowledge (information, details, facts, news
+    about something) rather than to a system: what a kind reads as missing knowledge. Not when
+    it names the agent's tools ("the tools provided do not give me access to information about
+    your payments": the means it lacks)."""
+    plain = _plain(sentence)
+    return _knowledge_access().search(plain) is not None and _TOOLS.search(plain) is None
+
+
+_TOOLS = LazyPattern(r"\b(?:tools?|functions?|apis?|herramientas?|ferramentas?|outils?|werkzeuge?|инструмент)\b|"
+                     r"工具|ツール|도구")
 
 
 def _guardrail_reading(prose: str, spans: tuple[str, ...]) -> Reading | None:
