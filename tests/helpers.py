@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -12,6 +13,13 @@ from pathlib import Path
 from nomos_forensics.cli import run
 
 SCRIPT = Path(sys.executable).with_name("nomos-forensics")
+
+
+def ctrl_c_default() -> None:
+    """A child's `preexec_fn` for the tests that press Ctrl-C: SIGINT back to its default. A test
+    run started in the background (`pytest &` in a script) has SIGINT ignored, every child
+    inherits that, and Python keeps an inherited SIG_IGN: the child would never see the Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @dataclass

@@ -11,13 +11,14 @@ import signal
 import stat
 import subprocess
 import threading
+from pathlib import Path
 
 import psycopg
 import pytest
 
 from nomos_forensics.db import ConnectionSettings
 
-from .helpers import SCRIPT, invoke, probe_plugin
+from .helpers import SCRIPT, ctrl_c_default, invoke, probe_plugin
 
 DEMO = "c0a1e5a1"
 
@@ -449,7 +450,7 @@ def test_a_rule_that_never_returns_is_stopped_by_ctrl_c(sample_dsn, tmp_path, ar
     marker = tmp_path / "entered"
     path = _plugin(tmp_path, "forever", f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(3600)\nreturn []")
     proc = subprocess.Popen([str(SCRIPT), *args, "--dsn", sample_dsn, "-p", path], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default,
                             env={**os.environ, "NOMOS_FORENSICS_LOAD_PLUGINS": "", "PYTHONFAULTHANDLER": "1"})
     try:
         while not marker.exists():
@@ -458,9 +459,11 @@ def test_a_rule_that_never_returns_is_stopped_by_ctrl_c(sample_dsn, tmp_path, ar
         proc.send_signal(signal.SIGINT)
         try:
             out, err = proc.communicate(timeout=60)
-        except subprocess.TimeoutExpired:  # seen once under a loaded full run: say where it hangs
+        except subprocess.TimeoutExpired:  # say where it hangs: its signal masks and stacks
+            status = Path(f"/proc/{proc.pid}/status")
+            masks = [line for line in status.read_text().splitlines() if line.startswith("Sig")] if status.exists() else []
             proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
-            pytest.fail(f"still running 60 s after Ctrl-C; its stacks:\n{proc.communicate(timeout=10)[1][-4000:]}")
+            pytest.fail(f"still running 60 s after Ctrl-C ({masks}); its stacks:\n{proc.communicate(timeout=10)[1][-4000:]}")
     finally:
         proc.kill()
     assert proc.returncode == 130, err

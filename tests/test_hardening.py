@@ -20,7 +20,7 @@ from nomos_forensics.db import ConnectionSettings, Database
 from nomos_forensics.errors import ConnectionFailed
 from nomos_forensics.testing import insert_case
 
-from .helpers import SCRIPT, invoke, probe_plugin, script
+from .helpers import SCRIPT, ctrl_c_default, invoke, probe_plugin, script
 
 DEMO = "c0a1e5a1"
 
@@ -451,7 +451,7 @@ def test_scan_markdown_escapes_pipes(capsys, make_db):
 def test_ctrl_c_during_json_scan_leaves_valid_json(bulk_dsn, tmp_path):
     plugin = _plugin(tmp_path, "slow_json", "import time\ntime.sleep(0.02)\nreturn []")
     proc = subprocess.Popen([str(SCRIPT), "scan", "--dsn", bulk_dsn, "--format", "json", "-p", plugin],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=ctrl_c_default)
     first = b""
     while first.count(b"\n") < 3:  # the document is open and cards are coming
         first += os.read(proc.stdout.fileno(), 65536)

@@ -25,7 +25,7 @@ from nomos_forensics.errors import QueryFailed
 from nomos_forensics.model import Session, SessionInfo, message_from_mapping
 from nomos_forensics.testing import insert_case, review_case
 
-from .helpers import SCRIPT, invoke, probe_plugin
+from .helpers import SCRIPT, ctrl_c_default, invoke, probe_plugin
 
 DEMO = "c0a1e5a1"
 
@@ -164,7 +164,7 @@ SLOW_RULE = "import time\ntime.sleep(0.25)\nreturn []"
 def _start_scan(dsn: str, plugin: str) -> subprocess.Popen:
     return subprocess.Popen(
         [str(SCRIPT), "scan", "--dsn", dsn, "--format", "jsonl", "-p", plugin],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default,
     )
 
 
