@@ -287,8 +287,9 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         the code ("X is a float, so we can't use it directly") or go on to do it ("no local
         knowledge on that, so I'll fetch it").
     12. failed: the final words wait for the user to supply something ("I'll wait for you to
-        share the files", "please share the relevant files", "could you please clarify: …"), the
-        last turn did no work and nothing is left to do.
+        share the files", "please share the relevant files", "could you please clarify: …", "to
+        process this refund, I need some additional information: …", "Once you provide these
+        details, I can …"), the last turn did no work and nothing is left to do.
     13. the final reply's last sentence announces the agent's own next step ("Now, I need to add
         her to the 'general' channel.", "I will post the summary using send_channel_message.",
         "Let me check the logs.") and nothing follows it: the agent stopped mid-task. Partial
