@@ -1,7 +1,8 @@
 """The final reply read for an agent that stopped before the task was done, though its last
 words are an answer: it announced its own next step and took none, its lookups came up empty
-and it handed a question back, or its last call failed and it says so. Read by the card's
-Outcome (steps 13 and 19 of docs/outcome.md); phrases: lexicons/endings.toml."""
+and it handed a question back, its last call failed and it says so, or it asks leave to do what
+it was asked. Read by the card's Outcome (steps 13, 18 and 19 of docs/outcome.md); phrases:
+lexicons/endings.toml."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ if TYPE_CHECKING:
 
 _WORDS = lexicon.load("nomos_forensics.text", "endings")
 ANNOUNCES = re.compile(lexicon.pattern(_WORDS["patterns"], "announces", _WORDS.get("macros", {})), re.IGNORECASE)
-NOT_FOUND, HANDS_BACK = (re.compile(lexicon.pattern(_WORDS["patterns"], key, _WORDS.get("macros", {})))
-                         for key in ("not_found", "hands_back"))
+NOT_FOUND, HANDS_BACK, ASKS_LEAVE = (re.compile(lexicon.pattern(_WORDS["patterns"], key, _WORDS.get("macros", {})))
+                                     for key in ("not_found", "hands_back", "asks_leave"))
 
 
 def came_up_empty(ending: "Ending") -> "tuple[Message, str, str] | None":
@@ -58,3 +59,17 @@ def reports_failure(ending: "Ending") -> "tuple[Message, str, Message] | None":
         return None
     sentence = next((s for s in sentences(answer.text or "") if ADMITS.search(canonical(s))), None)
     return (answer, sentence, result) if sentence is not None else None
+
+
+def asks_leave(ending: "Ending") -> str | None:
+    """The final answer's closing question when it asks leave to do what the request asked ("If
+    it's rated higher than 4, go ahead and make a reservation" answered "The rating is 4.2. Would
+    you like me to make a reservation?"): the action's verb (ASKS_LEAVE's group) is in the request.
+    Not an offer of something else ("Would you like me to add it to your calendar too?")."""
+    answer, request = ending.answer, ending.request
+    if answer is None or request is None or not (answer.text or "").rstrip().endswith(("?", "\uff1f")):
+        return None
+    question = ([s for s in sentences((answer.text or "")[-300:]) if s.strip()] or [""])[-1]
+    found = ASKS_LEAVE.search(canonical(question))
+    verb = found.group("verb") if found else ""
+    return question if verb and re.search(rf"\b{re.escape(verb[:5])}", canonical(request.text or "")) else None
