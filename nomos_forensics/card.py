@@ -281,21 +281,21 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         to our billing team", "a specialist will contact you"; not a question, "Would you like
         me to transfer you?"). A hand-off may be the right step; it is never `achieved`.
     11. the final words say it could not do something ("I can't run the build", "no local
-        knowledge on that", "无法执行"): partial when work follows that statement in the last
-        turn (or the turn did work and ends on a finishing call), else failed. Not when they
-        say nothing is left to do ("there are no tasks marked with [ ]"), state a fact about
-        the code ("X is a float, so we can't use it directly") or go on to do it ("no local
-        knowledge on that, so I'll fetch it").
+        knowledge on that", "无法执行", "Lamento, mas não temos centro de reparos"): partial when
+        work follows that statement in the last turn (or the turn did work and ends on a
+        finishing call), else failed. Not when they say nothing is left to do ("there are no
+        tasks marked with [ ]"), state a fact about the code ("X is a float, so we can't use it
+        directly") or go on to do it ("no local knowledge on that, so I'll fetch it").
     12. failed: the final words wait for the user to supply something ("I'll wait for you to
         share the files", "please share the relevant files", "could you please clarify: …", "to
         process this refund, I need some additional information: …", "Once you provide these
         details, I can …"), the last turn did no work and nothing is left to do.
     13. the final reply's last sentence announces the agent's own next step ("Now, I need to add
         her to the 'general' channel.", "I will post the summary using send_channel_message.",
-        "Let me check the logs.") and nothing follows it: the agent stopped mid-task. Partial
-        when the last turn did work, else failed. Not an offer ("let me know if …"), a question,
-        a conditional ("If you want, I can …"), nor an answer the user closed after; English
-        phrasing only. Also partial: the last turn did work, its final reply says a lookup found
+        "Let me check the logs.", "Estou a verificar os detalhes.") and nothing follows it: the
+        agent stopped mid-task. Partial when the last turn did work, else failed. Not an offer
+        ("let me know if …"), a question, a conditional ("If you want, I can …"), nor an answer
+        the user closed after. Also partial: the last turn did work, its final reply says a lookup found
         nothing ("It seems there is no existing grocery list in the cloud drive", "I couldn't find
         the document") and ends by handing a question back to the user ("Would you like me to
         create one?", "Could you please provide more details?"; not an offer of more help): it

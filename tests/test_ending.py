@@ -741,3 +741,21 @@ def test_a_closing_question_asking_leave_to_do_what_was_asked_is_not_achieved(fi
     assert got.outcome == outcome, got
     if outcome == Outcome.UNKNOWN:
         assert got.kind == "asks-leave" and "asks leave to do what was asked" in got.reason, got
+
+
+@pytest.mark.parametrize("final, outcome, kind", [
+    # maia-dqe (tune) shapes: a support agent's "one moment while I check", and "sorry, we have no …"
+    ("Tudo bem. Por favor, dê-me um momento enquanto verifico os detalhes da sua conta.", Outcome.FAILED,
+     "announces-next-step"),
+    ("Estou a verificar os detalhes acerca desta questão.", Outcome.FAILED, "announces-next-step"),
+    ("Lamento muito, mas não temos centro de reparos.", Outcome.FAILED, "says-unable"),
+    ("Unfortunately, we do not offer phone support.", Outcome.FAILED, "says-unable"),
+    # an answer is not: neither a thank-you nor a fact about what the product has
+    ("Obrigado pela informação. O seu reembolso foi processado.", Outcome.ACHIEVED, "answered"),
+    ("We don't charge for returns: the label is in your inbox.", Outcome.ACHIEVED, "answered"),
+])
+def test_a_support_agent_checking_or_apologising_for_what_it_lacks_is_not_achieved(final, outcome, kind):
+    s = _session(("user", {"text": "Preciso de ajuda com o meu leitor, não liga ao computador."}),
+                 ("assistant", {"text": final}), status="idle")
+    got = verdict(s, [])
+    assert (got.outcome, got.kind) == (outcome, kind), got
