@@ -100,8 +100,6 @@ class SuccessContradicted(Rule):
         if not any(m.tool_calls for m in messages):
             return
         verbs, gate, claim, qualified = self._claims()
-        if not gate.search("\n".join([m.text[:HEAD] for m in messages if m.role == "assistant" and m.text]).lower()):
-            return  # no claimed verb in any reply: most sessions, one pass instead of one per reply
         called: list[str] = []
         hits: list[tuple[Message, str, str]] = []
         platform = False  # the platform (a system message) spoke since the user's last message
