@@ -295,11 +295,11 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         "Let me check the logs.", "Estou a verificar os detalhes.") and nothing follows it: the
         agent stopped mid-task. Partial when the last turn did work, else failed. Not an offer
         ("let me know if …"), a question, a conditional ("If you want, I can …"), nor an answer
-        the user closed after. Also partial: the last turn did work, its final reply says a lookup found
-        nothing ("It seems there is no existing grocery list in the cloud drive", "I couldn't find
-        the document") and ends by handing a question back to the user ("Would you like me to
-        create one?", "Could you please provide more details?"; not an offer of more help): it
-        stopped empty-handed, and nobody answered.
+        the user closed after. Also partial: the last turn did work, its final reply says a
+        lookup found nothing ("It seems there is no existing grocery list in the cloud drive",
+        "I couldn't find the document") and ends by handing a question back to the user ("Would
+        you like me to create one?", "Could you please provide more details?"; not an offer of
+        more help): it stopped empty-handed, and nobody answered.
     14. partial: the final words admit the result is unverified or incomplete ("the test has
         issues but ...", "beyond what I can easily test", "it should fix the issue, but it
         doesn't", a summary whose own figures say it is not done: "50 tests (43 passing)", "7
