@@ -16,6 +16,7 @@ from nomos_forensics.rulekit import (
     Severity,
     WordGates,
     excerpt,
+    failed_row,
     frustration,
     hookimpl,
     lexicon,
@@ -358,13 +359,16 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.
     declined: set[int] | None = None
     spoke = False  # since the last user message, the assistant wrote text
     heard = False  # since the last user message, any assistant message at all
+    after_tool = False  # the message before this one is a tool result that worked, not answered yet
     for message in session.messages:
         if message.role == "system":
+            after_tool = False  # the client spoke (an interrupt notice, a report): the user acts after it
             if not added and message.text and ADDED_MARK in message.text and _CLIENT_ADDED.search(message.text):
                 added = True
             continue
         if message.role == "assistant":
             seen_assistant = heard = True
+            after_tool = False
             spoke = spoke or message.has_text
             if message.has_text:
                 assistant_text, assistant_message = message.text, message
@@ -373,17 +377,20 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.
             answered = answered or message.has_text or bool(message.tool_calls)
             continue
         if message.role != "user":
+            after_tool = after_tool or (message.role == "tool" and not failed_row(message))
             continue
         text = normalise(message.text)
         tokens = content_tokens(text)
         is_request = substantive(text, tokens) and not _COMMAND_LINE.match(text)
         reply = _Reply(assistant_text) if assistant_text is not None else None  # normalised on first need
-        if (seen_assistant and text and answered and not spoke and not card and last_user is not None
+        if (seen_assistant and text and answered and (not spoke or after_tool) and not card and last_user is not None
                 and last_user[1] == text):
-            # the same prompt again right after a silent tool round, no error: the client re-sent it
-            # (AgentDojo's repeat-the-prompt defence), not the user
+            # the same prompt again right after a silent tool round, or right after a tool result that
+            # worked and that the agent had not answered yet, no error: the client re-sent it
+            # (AgentDojo's repeat-the-prompt defence), not the user (who re-sends after a failure or
+            # an interrupt: "[Request interrupted by user for tool use]", then "login to git" again)
             last_user, card, answered, ended_on_card, added, spoke = (message, text), False, False, False, False, False
-            heard = False
+            heard = after_tool = False
             continue
         if is_request and not heard and last_user is not None and last_user[1] == text:
             # the same request twice with nothing between: sent twice (a client retry), not repeated; a
@@ -420,7 +427,7 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.
         if is_request:
             previous = (message, tokens, reply)
         last_user, card, answered, ended_on_card, added, spoke = (message, text), False, False, False, False, False
-        heard = False
+        heard = after_tool = False
         assistant_text, assistant_message = None, None
 
 
