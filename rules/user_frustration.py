@@ -246,7 +246,8 @@ class UserFrustration(Rule):
     again"). The model alone flags a message only when it scores it well above "none"
     (text.frustration.MIN_MARGIN), and never a command line, an answer to the client's prompt, a
     conditional instruction, a message under three characters, or the same prompt arriving again
-    right after a silent tool round (the client re-sent it). One finding per session,
+    right after a silent tool round or a tool result that worked (the client re-sent it; after a
+    failed or interrupted call it is the user's repeat). One finding per session,
     quoting each such message; its `data.messages` lists them with kind and grade, and the
     message names the highest grade.
     Not flagged: a new request or follow-up question; the user describing their own state
