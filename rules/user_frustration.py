@@ -229,9 +229,9 @@ class UserFrustration(Rule):
     "same error", "you broke it", "stuck again", "you're not helping", "не работает", "还是不行",
     "no funciona", "não funcionou", "geht nicht", "ça ne marche pas", "動かない", "안 돼", or made
     no difference: "nothing changed" (not "nothing changed in my config"), "nada mudou", "没有变化",
-    "ничего не изменилось", "何も変わっていない", or that its change broke what worked: "it worked fine before", "ты сломал", "你改坏了", "rompiste lo que
-    funcionaba", "antes funcionava" (13 languages; lexicons [failed]), also after "let me know if
-    it works"; not a question. A leading "no" ("well no, …") is a correction when the assistant
+    "ничего не изменилось", "何も変わっていない", or that its change broke what worked: "it worked
+    fine before", "ты сломал", "你改坏了", "rompiste lo que funcionaba", "antes funcionava" (13
+    languages; lexicons [failed]), also after "let me know if it works"; not a question. A leading "no" ("well no, …") is a correction when the assistant
     had not asked a question, or had asked whether it understood right ("Does this framing match
     your mental model?").
     Code blocks and quoted lines are ignored;
