@@ -225,7 +225,9 @@ class UserFrustration(Rule):
     this yourself", "Run that and let me know") without offering to run them, or tell it that
     it can do the work itself ("You can do this yourself", "I'm confident that you can figure
     out how to restart … yourself"); (g) report, in a short message (up to TERSE_CHARS
-    characters) right after a reply, that what the agent did does not work: "doesn't work",
+    characters) right after a reply, or in the opening lines of a longer one (each line or
+    sentence that ends within its first TERSE_CHARS characters: "ich probiere es / funktioniert
+    nicht. / es kommt wieder die Meldung: …"), that what the agent did does not work: "doesn't work",
     "same error", "you broke it", "stuck again", "you're not helping", "не работает", "还是不行",
     "no funciona", "não funcionou", "geht nicht", "ça ne marche pas", "動かない", "안 돼", or made
     no difference: "nothing changed" (not "nothing changed in my config"), "nada mudou", "没有变化",
@@ -316,11 +318,12 @@ class UserFrustration(Rule):
         )
 
     @staticmethod
-    def _correction(text: str, reply: str | None, asked: bool | None = None) -> str | None:
+    def _correction(text: str, reply: str | None, asked: bool | None = None, raw: str | None = None) -> str | None:
         """Why `text` corrects, rebukes or nudges the agent, or None (`text` and the assistant's
         `reply` before it normalised; `reply` None when there was none; `asked`: `_asks(reply)`,
-        if known)."""
-        return _strong_signal(text) or _weak_signal(text, None if reply is None else _Reply(None, reply, asked))
+        if known; `raw`: the message as written, if known)."""
+        return _strong_signal(text) or _weak_signal(text, None if reply is None else _Reply(None, reply, asked),
+                                                     raw=raw)
 
 
 def _not_for_the_model(text: str) -> bool:
@@ -399,7 +402,7 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.
             continue
         if seen_assistant and text:
             mask = _candidate_mask(text)
-            reason = _strong_signal(text, mask) or _weak_signal(text, reply, mask)
+            reason = _strong_signal(text, mask) or _weak_signal(text, reply, mask, message.text)
             if (reason is None and card and not answered and last_user is not None and last_user[1] == text
                     and (is_request or _AFFIRMATION.match(text) or len(text) >= 3)  # not "a" to the client
                     and not _COMMAND_LINE.match(text)):  # nor a command line
@@ -473,33 +476,54 @@ def _strong_signal(text: str, mask: int | None = None) -> str | None:
     if sworn:
         return f"complaint (swearing: \u201c{sworn}\u201d)"
     for pattern in _candidates(_RETRY_GATED, mask):
-        match = pattern.search(text)
-        if match and not _CONDITIONAL.search(_sentence_before(text, match.start())):
-            return f"retry request (\u201c{match.group(0).strip()}\u201d)"
+        for match in pattern.finditer(text):  # the first one said to the agent: not a condition, not quoted
+            if not _CONDITIONAL.search(_sentence_before(text, match.start())) and not _in_quotes(text, match):
+                return f"retry request (\u201c{match.group(0).strip()}\u201d)"
     return None
 
 
-def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None) -> str | None:
+def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None, raw: str | None = None) -> str | None:
     """Signals that depend on what the assistant said just before (`reply`, None when it said
     nothing): the reply is read only when the user's words already point that way (`mask`:
-    `_candidate_mask(text)`, if known)."""
+    `_candidate_mask(text)`, if known; `raw`: the message as written, whose opening lines are
+    read for a failure report when the message is long)."""
     if reply is not None and mask is None:
         mask = _candidate_mask(text)  # once, for the pushback and the failure report
     if reply is not None and any(p.search(text) for p in _candidates(_PUSHBACK_GATED, mask)) and REFUSAL.search(
             reply.text[-600:]):
         return "pushback on a refusal"
     # even after "let me know if it works": it did not; not a question ("will the same problem …?")
-    if reply is not None and len(text) <= TERSE_CHARS and not text.rstrip().endswith(("?", "？")):
-        for lang, pattern in _candidates(_FAILED_GATED, mask):
-            match = pattern.search(text)
-            if match and not _CONDITIONAL.search(text):
-                return f"failure report ({lang}: \u201c{match.group(0).strip()}\u201d)"
+    if reply is not None:
+        # a short message whole; a longer one's opening lines and sentences, each on its own
+        said = [text] if len(text) <= TERSE_CHARS else [normalise(line) for line in _opening(raw)] if raw else []
+        for line in said:
+            if line and not line.endswith(("?", "？")):
+                for lang, pattern in _candidates(_FAILED_GATED, mask):
+                    match = pattern.search(line)
+                    if match and not _CONDITIONAL.search(line):
+                        return f"failure report ({lang}: \u201c{match.group(0).strip()}\u201d)"
     if _LEADING_NO.match(text) and not _POLITE_NO.match(text) and not (
             reply is not None and reply.asked and not _UNDERSTANDING_CHECK.search(reply.text[-400:])):
         return "correction (leading no)"  # a "no" to "does this match what you meant?" corrects too
     if reply is not None and _DO_IT_YOURSELF.search(text) and _HANDOVER.search(reply.text) and not _OFFER.search(reply.text):
         return "told to do what it handed back"
     return None
+
+
+_LINE_END = re.compile(r"[.!。！\n]")
+
+
+def _opening(raw: str) -> list[str]:
+    """The opening of a longer message as written, where a user says first how the last step went
+    ("funktioniert nicht - siehe oben\n…", "ich probiere es\nfunktioniert nicht.\nes kommt wieder die
+    Meldung …"): its lines and sentences that end within its first TERSE_CHARS characters, none when
+    the first one runs on past them."""
+    raw = raw.lstrip()
+    out, start = [], 0
+    for match in _LINE_END.finditer(raw, 0, TERSE_CHARS):
+        out.append(raw[start:match.end()])
+        start = match.end()
+    return out
 
 
 def _polls(text: str, before: Message) -> bool:
@@ -527,6 +551,15 @@ def _quoted(text: str, match: re.Match) -> bool:
         return False
     close = text.find(_CLOSING[text[start - 1]], match.end(), match.end() + 40)
     return close >= 0 and (close - start) * 2 < len(text)
+
+
+def _in_quotes(text: str, match: re.Match) -> bool:
+    """Whether a phrase stands between double quotes in the user's words (normalised: straight
+    quotes), as in a reply the user quotes back: ai回答我的都是"…这个想法不错,再试试?" (the AI
+    answered me with "… nice idea, try again?"). A user who wraps the whole message in quotes, as
+    some clients' users do, is not quoting."""
+    opened = text.rfind('"', 0, match.start())
+    return opened > 0 and text.count('"', 0, match.start()) % 2 == 1 and '"' in text[match.end():]
 
 
 # a sentence that opens with "if": what follows is a condition ("when I run it, it still fails"

@@ -108,3 +108,27 @@ def test_every_word_the_profanity_pattern_spells_holds_a_stem_of_its_gate():
     assert len(matched) > 40
     for word in matched:
         assert any(stem in word.lower() for stem in uf.PROFANITY_STEMS), word
+
+
+@pytest.mark.parametrize("raw, found", [
+    # a failure report in the opening lines of a longer message, after the agent's reply
+    ("ich habe es probiert\nfunktioniert nicht.\nes kommt wieder die Meldung: Die Adresse ist nicht erreichbar, "
+     "bitte geben Sie eine neue ein.", "failure report (de"),
+    ("ainda não consigo\nquando chego em Relatórios não aparece o botão de exportar, só o de imprimir e compartilhar",
+     "failure report (pt"),
+    ("Es kommt immer noch die gleiche Meldung. Ich habe den Job gelöscht und neu angelegt, wie Sie gesagt haben.",
+     "failure report (de"),
+    # not when the first sentence runs on past the opening, nor in a question of the opening
+    ("Thanks, and while testing I noticed that the print preview on the invoices page doesn't work on Safari. "
+     "Could you look at that next.", None),
+    ("no funciona el botón de exportar?\nlo pregunto porque en la documentación dice que está disponible en todos los "
+     "planes", None),
+    # Korean "must not" (…면 안 됩니다) is an instruction
+    ("설정 페이지에 테스트 버튼이 있으면 안됩니다. 테스트 버튼은 관리자 페이지로 옮기고, 설정 페이지에는 저장 버튼만 남겨 주세요. "
+     "다른 페이지는 그대로 두세요.", None),
+])
+def test_a_failure_report_is_read_in_the_opening_lines_of_a_longer_message(raw, found):
+    from nomos_forensics_rules import user_frustration as uf
+
+    reason = uf.UserFrustration._correction(uf.normalise(raw), "done, please try it now.", raw=raw)
+    assert (reason if found is None else (reason or "")[:len(found)]) == found, reason
