@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 _WORDS = lexicon.load("nomos_forensics.text", "endings")
 ANNOUNCES = re.compile(lexicon.pattern(_WORDS["patterns"], "announces", _WORDS.get("macros", {})), re.IGNORECASE)
-NOT_FOUND, HANDS_BACK, ASKS_LEAVE = (re.compile(lexicon.pattern(_WORDS["patterns"], key, _WORDS.get("macros", {})))
-                                     for key in ("not_found", "hands_back", "asks_leave"))
+NOT_FOUND, HANDS_BACK, ASKS_LEAVE, ASKS_FOR = (
+    re.compile(lexicon.pattern(_WORDS["patterns"], key, _WORDS.get("macros", {})))
+    for key in ("not_found", "hands_back", "asks_leave", "asks_for"))
 
 
 def came_up_empty(ending: "Ending") -> "tuple[Message, str, str] | None":
@@ -73,3 +74,14 @@ def asks_leave(ending: "Ending") -> str | None:
     found = ASKS_LEAVE.search(canonical(question))
     verb = found.group("verb") if found else ""
     return question if verb and re.search(rf"\b{re.escape(verb[:5])}", canonical(request.text or "")) else None
+
+
+def asks_for(ending: "Ending") -> str | None:
+    """The final answer's closing question when it asks the user for what the agent needs to go on
+    (ASKS_FOR: "Could you please specify which email address I should use?", "How would you like
+    to adjust your rent payment?"), whatever tools the turn called: the request waits on the user."""
+    answer = ending.answer
+    if answer is None or not (answer.text or "").rstrip().endswith(("?", "\uff1f")):
+        return None
+    question = ([s for s in sentences((answer.text or "")[-300:]) if s.strip()] or [""])[-1]
+    return question if ASKS_FOR.search(canonical(question)) else None

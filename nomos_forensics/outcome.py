@@ -24,7 +24,7 @@ from .ending import (
     turn_block,
 )
 from .final_words import announced as announced_step
-from .final_words import asks_leave, came_up_empty, reports_failure
+from .final_words import asks_for, asks_leave, came_up_empty, reports_failure
 from .model import Session
 from .rule import Finding, Severity
 from .text.closings import OFFER
@@ -151,7 +151,9 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         closing offer ("Is there anything else I can help you with?"), which needs no answer.
         Also unknown, tools called or not: the closing question asks leave to do what the
         request asked ("go ahead and make a reservation" answered "Would you like me to make a
-        reservation?"; not an offer of something else).
+        reservation?"; not an offer of something else), or asks the user for what the agent
+        needs to go on ("Could you please specify which email address I should use?", "How
+        would you like to adjust your rent payment?"; not "What else would you like me to do?").
     19. partial: the final reply says the task is done ("Your flight has been booked", "I've
         updated the file", "Done!"), admits no problem (no "error", "failed", "unfortunately",
         "but", ...), and the last tool result before it in its turn is an error: the claim
@@ -286,11 +288,12 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
     answer = ending.conversation[-2] if ending.closing is not None else last
     text = (answer.text or "").strip()
     asks = text.endswith(("?", "\uff1f")) and len(text) < 300 and not OFFER.search(text[-120:])
-    leave = asks_leave(ending)
-    if ending.answer is not None and (leave or asks and not any(m.tool_calls for m in _last_turn(session, last.turn))):
+    leave, needs = asks_leave(ending), asks_for(ending)
+    if ending.answer is not None and (leave or needs or asks and not any(m.tool_calls for m in _last_turn(session, last.turn))):
         return Verdict(Outcome.UNKNOWN, f"the last reply, in turn {last.turn}, asks " + (
-            f"leave to do what was asked: {_quote(leave)}" if leave else f"the user a question{_said(last)}"),
-            last.id, kind="asks-leave" if leave else "asks-question")
+            f"leave to do what was asked: {_quote(leave)}" if leave else f"for what it needs to go on: {_quote(needs)}"
+            if needs else f"the user a question{_said(last)}"), last.id,
+            kind="asks-leave" if leave else "asks-for" if needs else "asks-question")
     contradicted = ending.contradicted
     if contradicted is not None:
         said, claim, result = contradicted

@@ -58,6 +58,7 @@ ENDINGS = {
     "record-finding": "finished, with a record finding",
     "asks-question": "ends with the agent asking the user a question",
     "asks-leave": "ends with the agent asking leave to do what it was asked",
+    "asks-for": "ends with the agent asking the user for what it needs to go on",
     "announces-next-step": "the last reply announces a next step the agent never took",
     "came-up-empty": "the last turn's lookups found nothing and the reply hands a question back",
     "claim-contradicted": "claims success right after a failed tool call",
