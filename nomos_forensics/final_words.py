@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .ending import ADMITS
 from .text import lexicon
+from .text.closings import OFFER
 from .text.prose import canonical, sentences
 
 if TYPE_CHECKING:
@@ -45,6 +46,8 @@ def announced(ending: "Ending") -> "tuple[Message, str] | None":
     if answer is None:
         return None
     said = [s for s in sentences((answer.text or "")[-400:]) if s.strip()]  # the last sentence is in its tail
+    if len(said) >= 2 and OFFER.search(said[-1]):
+        said.pop()  # "I will send £98.70 to the IBAN UK12…. Is there anything else I can help you with?"
     if not said or said[-1].rstrip().endswith(("?", "\uff1f")):
         return None
     return (answer, said[-1]) if ANNOUNCES.search(canonical(said[-1].strip())) else None

@@ -126,10 +126,11 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         details, I can …"), the last turn did no work and nothing is left to do.
     13. the final reply's last sentence announces the agent's own next step ("Now, I need to add
         her to the 'general' channel.", "I will post the summary using send_channel_message.",
-        "Let me check the logs.", "Estou a verificar os detalhes.") and nothing follows it: the
-        agent stopped mid-task. Partial when the last turn did work, else failed. Not an offer
-        ("let me know if …"), a question, a conditional ("If you want, I can …"), nor an answer
-        the user closed after. Also partial: the last turn did work, its final reply says a
+        "Let me check the logs.", "Estou a verificar os detalhes.") and nothing follows it but
+        a closing offer ("I will send £98.70 to the IBAN …. Is there anything else I can help
+        you with?"): the agent stopped mid-task. Partial when the last turn did work, else
+        failed. Not an offer ("let me know if …"), a question, a conditional ("If you want, I
+        can …"), nor an answer the user closed after. Also partial: the last turn did work, its final reply says a
         lookup found nothing ("It seems there is no existing grocery list in the cloud drive",
         "I couldn't find the document") and ends by handing a question back to the user ("Would
         you like me to create one?", "Could you please provide more details?"; not an offer of
