@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from .ending import ADMITS
 from .text import lexicon
-from .text.closings import OFFER
+from .text.closings import OFFER, is_leaving
+from .text.closings import OFFER, is_leaving
 from .text.prose import canonical, sentences
 
 if TYPE_CHECKING:
@@ -20,9 +21,9 @@ if TYPE_CHECKING:
 
 _WORDS = lexicon.load("nomos_forensics.text", "endings")
 ANNOUNCES = re.compile(lexicon.pattern(_WORDS["patterns"], "announces", _WORDS.get("macros", {})), re.IGNORECASE)
-NOT_FOUND, HANDS_BACK, ASKS_LEAVE, ASKS_FOR = (
+NOT_FOUND, HANDS_BACK, ASKS_LEAVE, ASKS_FOR, LEFT_CHAT, STILL_THERE, USER_SOLVED = (
     re.compile(lexicon.pattern(_WORDS["patterns"], key, _WORDS.get("macros", {})))
-    for key in ("not_found", "hands_back", "asks_leave", "asks_for"))
+    for key in ("not_found", "hands_back", "asks_leave", "asks_for", "left_chat", "still_there", "user_solved"))
 
 
 def came_up_empty(ending: "Ending") -> "tuple[Message, str, str] | None":
@@ -88,3 +89,24 @@ def asks_for(ending: "Ending") -> str | None:
         return None
     question = ([s for s in sentences((answer.text or "")[-300:]) if s.strip()] or [""])[-1]
     return question if ASKS_FOR.search(canonical(question)) else None
+
+
+def left_chat(ending: "Ending") -> "tuple[Message, str] | None":
+    """(final reply, its sentence) when the agent closes the chat because the user stopped answering
+    (LEFT_CHAT: "Parece que você está ocupado agora, então vou fechar o chat"), right after it asked
+    the user something or whether they were still there (STILL_THERE: "Você ainda está comigo?"):
+    the user left mid-task. Not after an answer ("… R$499 90 créditos. Parece que você está ocupado
+    agora, …": the user left with it) or an offer of more, nor when the user had closed ("Okay ich
+    werde es versuchen, danke") or said it worked."""
+    answer, request = ending.answer, ending.request
+    if answer is None or not answer.text or not LEFT_CHAT.search(canonical(answer.text[-600:])):
+        return None
+    if request is not None and (is_leaving(request.text) or USER_SOLVED.search(canonical(request.text or ""))):
+        return None  # the user had closed, or said it works
+    said = [s for s in sentences(answer.text[-600:]) if any(c.isalpha() for c in s)]  # an emoji's line is no sentence
+    at = next((n for n, s in enumerate(said) if LEFT_CHAT.search(canonical(s))), None)
+    if not at:  # the reason opens the reply: what it waited on is not in it
+        return None
+    before = said[at - 1].strip()
+    waited = before.endswith(("?", "\uff1f")) or STILL_THERE.search(canonical(before))
+    return (answer, said[at]) if waited and not OFFER.search(before) else None

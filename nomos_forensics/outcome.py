@@ -24,7 +24,7 @@ from .ending import (
     turn_block,
 )
 from .final_words import announced as announced_step
-from .final_words import asks_for, asks_leave, came_up_empty, reports_failure
+from .final_words import asks_for, asks_leave, came_up_empty, left_chat, reports_failure
 from .model import Session
 from .rule import Finding, Severity
 from .text.closings import OFFER
@@ -36,7 +36,7 @@ class Outcome:
     FAILED = "failed"
     PARTIAL = "partial"
     HANDED_OFF = "handed-off"  # the agent handed the conversation to a person or another agent
-    ABANDONED = "abandoned"  # the user gave the task up ("forget it", "never mind"); a ^C cut-off stays partial/failed
+    ABANDONED = "abandoned"  # the user gave the task up ("forget it") or stopped answering; a ^C cut-off stays partial/failed
     UNKNOWN = "unknown"
 
     ALL = (ACHIEVED, FAILED, PARTIAL, HANDED_OFF, ABANDONED, UNKNOWN)
@@ -86,7 +86,12 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
        end of the turn, a success the tool results contradict) has evidence in the last turn
        and no work follows it in that turn.
     5. abandoned: the whole of the last request gives the task up ("forget it", "never mind,
-       I'll do it myself", "stop", "算了", "забудь"), whatever the agent said after it.
+       I'll do it myself", "stop", "算了", "забудь"), whatever the agent said after it. Also
+       abandoned when the user stopped answering: the final reply closes the chat for lack of a
+       reply ("Parece que você está ocupado agora, então vou fechar o chat", "Ich werde diesen
+       Chat jetzt schließen, da ich keine Antwort erhalten habe") right after asking the user
+       something or whether they were still there ("Você ainda está comigo?"), and the user's
+       last message had not closed ("ok, I'll try it, thanks") or said it works ("já consegui").
     6. the ending is an assistant error card, a blank reply, an unanswered user message (a
        closing after a finished answer excepted: a bare thank-you or acknowledgement, "exit", or
        a message under 200 characters that thanks, says goodbye or that the user will come back
@@ -211,6 +216,10 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
     quit_ = ending.quit
     if quit_ is not None:
         return Verdict(Outcome.ABANDONED, f"the user gave up in turn {quit_.turn}{_said(quit_)}", quit_.id, kind="user-quit")
+    left = left_chat(ending)
+    if left is not None:
+        return Verdict(Outcome.ABANDONED, f"the user stopped answering: the agent closes the chat in turn {left[0].turn}: "
+                       f"{_quote(left[1])}", left[0].id, kind="user-left")
     if ending.kind in (ERROR, BLANK, USER, CUT):
         if ending.earlier:
             return Verdict(Outcome.PARTIAL, f"earlier turns were answered, but the last one ends on {ending.describe()} "

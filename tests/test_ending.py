@@ -700,6 +700,38 @@ def test_tools_that_are_not_sufficient_are_an_inability(final, outcome):
     assert decide_outcome(s, []) == outcome
 
 
+@pytest.mark.parametrize("last_user, final, outcome", [
+    # maia-dqe (tune) shapes: the agent asked, nobody answered, and it closed the chat for that
+    ("necessito de um orçamento para os nossos clientes",
+     "Posso saber o nome da sua empresa?\nVocê ainda está comigo?\n😊\nParece que você está ocupado agora, então "
+     "vou fechar o chat.\nTenha um ótimo dia!", Outcome.ABANDONED),
+    ("Ich habe einen Tolino.", "Können Sie das Buch jetzt öffnen?\nHallo, sind Sie noch da?\nWir haben noch nichts von "
+     "Ihnen gehört.\nIch werde diese Chatsitzung beenden.", Outcome.ABANDONED),
+    ("I still can't log in", "Could you try the reset link I sent? Are you still there? It looks like you're busy, so "
+     "I'll close this chat. Feel free to reach out again.", Outcome.ABANDONED),
+    # not after an answer, an offer of more, the user's closing or a report that it works
+    ("quanto custam os créditos?", "R$99 15 créditos\nR$189 30 créditos\nParece que você está ocupado agora, então vou "
+     "fechar o chat.", Outcome.ACHIEVED),
+    ("quanto custam os créditos?", "R$99 15 créditos. Posso ajudar com mais alguma coisa?\nParece que você está ocupado "
+     "agora, então vou fechar o chat.", Outcome.ACHIEVED),
+    ("Okay ich werde es versuchen, danke", "Möchten Sie, dass ich online bleibe?\nIch werde diesen Chat jetzt "
+     "schließen, da ich keine Antwort erhalten habe.", Outcome.ACHIEVED),
+    ("já consegui aceder com essa opção", "Você ainda está lá?\nNós não recebemos sua resposta.\nVou encerrar esta "
+     "sessão de bate-papo.", Outcome.ACHIEVED),
+    # a close that gives no such reason is no user leaving
+    ("Sim, por favor", "Entrarei em contato com o gerente de contas.\nVou encerrar o bate-papo agora, e vou "
+     "acompanhar em breve.", Outcome.ACHIEVED),
+])
+def test_a_chat_the_agent_closed_for_lack_of_a_reply_was_abandoned(last_user, final, outcome):
+    s = _session(("user", {"text": "preciso de ajuda com a minha conta"}),
+                 ("assistant", {"text": "Claro, como posso ajudar?"}),
+                 ("user", {"text": last_user}), ("assistant", {"text": final}), status="idle")
+    got = verdict(s, [])
+    assert got.outcome == outcome, got
+    if outcome == Outcome.ABANDONED:
+        assert got.kind == "user-left" and "the user stopped answering" in got.reason, got
+
+
 @pytest.mark.parametrize("admission", [
     "Me desculpe muito, não conseguimos resolver o problema com seu e-reader.",  # maia-dqe (tune)
     "Leider können wir das Problem nicht lösen.",
