@@ -117,8 +117,10 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     10. handed-off: the last tool round hands off to a person and its stored result is no error
         (`transfer_to_human_agents`, `escalate`, ...), or the final words of an answer hand the
         conversation over ("I'm transferring you to a human agent", "I have escalated your case
-        to our billing team", "a specialist will contact you"; not a question, "Would you like
-        me to transfer you?"). A hand-off may be the right step; it is never `achieved`.
+        to our billing team", "a specialist will contact you", "encaminharei seu caso para um
+        departamento diferente", "ich habe Ihr Anliegen an die Fachabteilung weitergeleitet";
+        not a question, "Would you like me to transfer you?"). A hand-off may be the right
+        step; it is never `achieved`.
     11. the final words say it could not do something ("I can't run the build", "no local
         knowledge on that", "无法执行", "Lamento, mas não temos centro de reparos"): partial when
         work follows that statement in the last turn (or the turn did work and ends on a

@@ -353,12 +353,25 @@ def test_the_closing_offer_is_no_question_left_open():
 
 @pytest.mark.parametrize("words", ["I'm transferring you to a human agent who can approve the refund.",
                                    "I have escalated your case to our billing team; they will email you today.",
-                                   "A specialist will contact you within 24 hours."])
+                                   "A specialist will contact you within 24 hours.",
+                                   # the support chats' languages
+                                   "Encaminharei seu caso para um departamento diferente para consultar esse problema.",
+                                   "Ich habe Ihr Anliegen an die zuständige Fachabteilung weitergeleitet.",
+                                   "Voy a transferir su caso al equipo de facturación.",
+                                   "Je transmets votre demande au service de facturation."])
 def test_a_hand_off_in_words_is_handed_off(words):
     s = _session(("user", {"text": "I want a refund for order 1182."}),
                  ("assistant", {"text": f"I can't approve refunds over $500 myself. {words}"}), status=None)
     outcome, why, cited = verdict(s, [])[:3]
     assert outcome == Outcome.HANDED_OFF and cited == s.messages[-1].id and "hands the conversation over" in why, why
+
+
+@pytest.mark.parametrize("words", ["Encaminhei o link de redefinição para o seu e-mail.",
+                                   "Ich habe Ihnen die Rechnung per E-Mail weitergeleitet.",
+                                   "He transferido el dinero a su cuenta."])
+def test_forwarding_a_thing_to_the_user_is_no_hand_off(words):
+    s = _session(("user", {"text": "I want a refund for order 1182."}), ("assistant", {"text": words}), status=None)
+    assert decide_outcome(s, []) != Outcome.HANDED_OFF
 
 
 def test_an_offer_to_hand_off_is_no_hand_off():
