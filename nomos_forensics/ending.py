@@ -18,7 +18,7 @@ from .rounds import (
     results_of,
 )
 from .text import lexicon
-from .text.closings import END, THANKS, gives_up, is_closing, is_leaving
+from .text.closings import END, THANKS, gives_up, is_closing, is_leaving, says_only_goodbye
 from .text.prefilter import literal_first
 from .text.prose import canonical, normalise, sentences
 from .text.re2gate import Re2Gated
@@ -98,7 +98,8 @@ class Ending:
 
     `kind` is one of the kinds above; `last` the last user, assistant or tool message;
     `closing` the user's closing thank-you when the session ends on one after a finished
-    answer; `status` the session's status, lower-cased; `client` the system (client) messages
+    answer (the agent's replies after it that only say goodbye are left out: the session ended
+    on the closing); `status` the session's status, lower-cased; `client` the system (client) messages
     after the last message; `cut_off` the client message that logged the user's interrupt
     when the final reply (or a model call after it) was cut off (kind CUT), else None. The
     rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...) is worked out on first use,
@@ -345,6 +346,11 @@ def ending_of(session: "Session") -> Ending:
         client = tuple(m for m in reversed(tail) if m.role == "system")
         if kind == ANSWERED and last.role == "assistant":
             cut_off = _cut_off(messages, last, len(tail), client)
+    if kind == ANSWERED and closing is None and cut_off is None and last.role == "assistant":
+        ended = _closed_before_farewell(conversation)
+        if ended is not None:  # the user closed after a finished answer, and the agent only said goodbye
+            return Ending(ANSWERED, ended, ended, status, messages=messages,
+                          conversation=conversation[:conversation.index(ended) + 1])
     if cut_off is not None:
         before, closed = _kind(conversation[:-1]) if conversation[-1] is last and len(conversation) > 1 else (USER, None)
         if before == ANSWERED and closed is not None and closed is conversation[-2]:
@@ -353,6 +359,29 @@ def ending_of(session: "Session") -> Ending:
         kind = CUT
     return Ending(kind, last, closing, status, client=client, cut_off=cut_off, messages=messages,
                   conversation=conversation)
+
+
+def _closed_before_farewell(conversation: "list[Message]") -> "Message | None":
+    """The user's closing that ended the conversation when the agent's replies after it only say
+    goodbye ("Obrigado por entrar em contato, foi um prazer ajudá-lo hoje.", "Muito obrigado!"),
+    however many times the two say goodbye to each other; None when the last reply says more."""
+    end = len(conversation)
+    closed = None
+    while end >= 3 and conversation[end - 1].role == "assistant" and not conversation[end - 1].tool_calls \
+            and says_only_goodbye(conversation[end - 1].text):
+        at = end - 2
+        while at >= 0 and conversation[at].role == "assistant" and not conversation[at].tool_calls \
+                and says_only_goodbye(conversation[at].text):
+            at -= 1  # several goodbye messages in a row
+        if at < 1 or conversation[at].role != "user":
+            break
+        kind, closing = _kind(conversation[:at + 1])
+        if kind != ANSWERED or closing is None:
+            break
+        closed, end = closing, at  # and look whether that answer was itself a goodbye after a closing
+    return closed
+
+
 
 
 def _announces_submit(conversation: "list[Message]") -> bool:

@@ -333,6 +333,26 @@ def test_a_closing_in_any_words_after_an_answer_ends_the_session_well(closing):
     assert outcome == Outcome.ACHIEVED and cited == s.messages[-1].id and "closed with thanks" in why, why
 
 
+def test_the_agents_goodbye_after_the_users_closing_changes_nothing():
+    """maia-dqe (tune) shape: the user closes, the agent says goodbye, the two say goodbye again:
+    the session ended on the user's closing, after the answer before it."""
+    goodbye = ("assistant", {"text": "Obrigado por entrar em contato, foi um prazer ajudá-lo hoje. Tenha um excelente dia."})
+    s = _session(*BOOKED, ("user", {"text": "entendi, muito obrigado pelas informações. Boa noite"}), goodbye,
+                 ("user", {"text": "obrigado, tchau"}), ("assistant", {"text": "Muito obrigado!"}), status=None)
+    outcome, why, cited = verdict(s, [])[:3]
+    assert outcome == Outcome.ACHIEVED and cited == s.messages[2].id and "closed with thanks" in why, why
+    # so the answer before the closing is what the final words read: one that could not is no success
+    unable = _session(BOOKED[0], ("assistant", {"text": "Lamento muito, mas não temos voos na sexta-feira."}),
+                      ("user", {"text": "ok, obrigado. Boa noite"}), goodbye, status=None)
+    assert verdict(unable, [])[:2] == (Outcome.FAILED, 'the final words, in turn 1, say it could not: "Lamento muito, '
+                                                       'mas não temos voos na sexta-feira."')
+    # a reply after the closing that says more is an answer of its own
+    more = _session(*BOOKED, ("user", {"text": "obrigado, boa noite"}),
+                    ("assistant", {"text": "Boa noite! Lembre-se: o check-in abre 48 horas antes do voo, pelo aplicativo."}),
+                    status=None)
+    assert verdict(more, [])[2] == more.messages[-1].id
+
+
 @pytest.mark.parametrize("more", ["thanks, now check apache too", "thanks! can you also book a hotel?",
                                   "ok thanks but it still fails", "thank you, but the seat is wrong",
                                   "Thanks. " + "I need another change to the booking, the return leg. " * 5])

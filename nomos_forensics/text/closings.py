@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon
+from .prose import sentences
 
 _CLOSINGS = lexicon.load("nomos_forensics.text", "closings")["patterns"]
 THANKS = re.compile(lexicon.pattern(_CLOSINGS, "thanks"), re.IGNORECASE)
@@ -15,6 +16,7 @@ LATER = re.compile(lexicon.pattern(_CLOSINGS, "later"), re.IGNORECASE)
 FAREWELL = re.compile(lexicon.pattern(_CLOSINGS, "farewell"), re.IGNORECASE)
 REQUEST = re.compile(lexicon.pattern(_CLOSINGS, "request"), re.IGNORECASE)
 OFFER = re.compile(lexicon.pattern(_CLOSINGS, "offer"), re.IGNORECASE)
+GOODBYE = re.compile(lexicon.pattern(_CLOSINGS, "goodbye"), re.IGNORECASE)
 QUIT = re.compile(rf"(?:(?:{lexicon.pattern(_CLOSINGS, 'quit')})[\s,.!。！…]*)+")
 LEAVING_CHARS = 200  # a longer last message is read as a request, whatever thanks it holds
 
@@ -43,3 +45,17 @@ def gives_up(text: str | None) -> bool:
     if not text or len(text) > LEAVING_CHARS:
         return False
     return QUIT.fullmatch(" ".join(text.strip().lower().split())) is not None
+
+
+GOODBYE_CHARS = 300  # a longer reply says more than goodbye
+
+
+def says_only_goodbye(text: str | None) -> bool:
+    """An agent's reply made only of thanks, wishes, goodbyes and the offer of more help
+    ("Obrigado por entrar em contato, foi um prazer ajudá-lo hoje. Tenha um excelente dia.",
+    "Muito obrigado!"), each sentence of it; not one that also tells the user something ("Boa noite! Lembre-se: o check-in abre 48 horas antes")."""
+    if not text or len(text) > GOODBYE_CHARS:
+        return False
+    said = [" ".join(s.lower().split()) for s in sentences(text) if any(c.isalpha() for c in s)]
+    return bool(said) and all(THANKS.search(s) or END.search(s) or LATER.search(s) or FAREWELL.search(s)
+                              or OFFER.search(s) or GOODBYE.search(s) for s in said)
