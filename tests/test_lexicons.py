@@ -123,6 +123,11 @@ def test_every_word_the_profanity_pattern_spells_holds_a_stem_of_its_gate():
      "Could you look at that next.", None),
     ("no funciona el botón de exportar?\nlo pregunto porque en la documentación dice que está disponible en todos los "
      "planes", None),
+    # what the agent sent never came; not "I got no error"
+    ("não recebi nada", "failure report (pt"),
+    ("I didn't get the email with the reset link", "failure report (en"),
+    ("sim estou não recebi msg de erro, o formato do arquivo não entra", None),
+    ("I didn't get any error this time", None),
     # Korean "must not" (…면 안 됩니다) is an instruction
     ("설정 페이지에 테스트 버튼이 있으면 안됩니다. 테스트 버튼은 관리자 페이지로 옮기고, 설정 페이지에는 저장 버튼만 남겨 주세요. "
      "다른 페이지는 그대로 두세요.", None),
