@@ -98,8 +98,7 @@ class Ending:
 
     `kind` is one of the kinds above; `last` the last user, assistant or tool message;
     `closing` the user's closing thank-you when the session ends on one after a finished
-    answer (the agent's replies after it that only say goodbye are left out: the session ended
-    on the closing); `status` the session's status, lower-cased; `client` the system (client) messages
+    answer (or before the agent's goodbyes, left out); `status` the session's status, lower-cased; `client` the system (client) messages
     after the last message; `cut_off` the client message that logged the user's interrupt
     when the final reply (or a model call after it) was cut off (kind CUT), else None. The
     rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...) is worked out on first use,
@@ -233,13 +232,6 @@ class Ending:
         return self.says(HANDOFF) if self.last is not None else None
 
     @_once
-    def contradicted(self) -> "tuple[Message, str, Message] | None":
-        """(answer, its success claim, the tool result) when the final answer says the task is
-        done, admits no problem, and the last tool result before it in its turn is a failed
-        action (rounds.failed_action: not a coding shell's probe, not the user declining)."""
-        return _contradicted(self)
-
-    @_once
     def failed_result(self) -> "Message | None":
         """The failed tool result right before the final answer (a closing after it aside): read
         by the contradicted-claim and the reports-failure readings alike, worked out once."""
@@ -292,21 +284,6 @@ class Ending:
     def client_failed(self) -> "Message | None":
         """A client message after the last reply reporting that its change was not applied."""
         return _client_says(self.client, CLIENT_FAILED)
-
-
-def _contradicted(ending: Ending) -> "tuple[Message, str, Message] | None":
-    """Ending.contradicted, worked out."""
-    result = ending.failed_result
-    if result is None:
-        return None
-    answer = ending.answer if ending.closing is None else ending.conversation[-2]
-    plain = ending._plain(answer)
-    if ADMITS.search(plain):
-        return None
-    claim = ending.says(SUCCESS_CLAIM) if any(map(plain.__contains__, GATES[SUCCESS_CLAIM])) else None
-    if claim is None or claim[0] is not answer:
-        return None
-    return answer, claim[1], result
 
 
 def failed_before(conversation: "Sequence[Message]", answer: "Message") -> "Message | None":
@@ -363,25 +340,19 @@ def ending_of(session: "Session") -> Ending:
 
 def _closed_before_farewell(conversation: "list[Message]") -> "Message | None":
     """The user's closing that ended the conversation when the agent's replies after it only say
-    goodbye ("Obrigado por entrar em contato, foi um prazer ajudá-lo hoje.", "Muito obrigado!"),
-    however many times the two say goodbye to each other; None when the last reply says more."""
-    end = len(conversation)
-    closed = None
-    while end >= 3 and conversation[end - 1].role == "assistant" and not conversation[end - 1].tool_calls \
-            and says_only_goodbye(conversation[end - 1].text):
-        at = end - 2
-        while at >= 0 and conversation[at].role == "assistant" and not conversation[at].tool_calls \
-                and says_only_goodbye(conversation[at].text):
-            at -= 1  # several goodbye messages in a row
-        if at < 1 or conversation[at].role != "user":
-            break
-        kind, closing = _kind(conversation[:at + 1])
+    goodbye ("Obrigado por entrar em contato, foi um prazer ajudá-lo hoje."), however many times
+    the two say goodbye to each other; None when the last reply says more."""
+    closed, end = None, len(conversation)
+    while end >= 3:
+        at = end  # back over the agent's goodbyes, however many in a row
+        while at > 1 and conversation[at - 1].role == "assistant" and not conversation[at - 1].tool_calls \
+                and says_only_goodbye(conversation[at - 1].text):
+            at -= 1
+        kind, closing = _kind(conversation[:at]) if at < end and conversation[at - 1].role == "user" else ("", None)
         if kind != ANSWERED or closing is None:
             break
-        closed, end = closing, at  # and look whether that answer was itself a goodbye after a closing
+        closed, end = closing, at - 1  # that answer may itself be a goodbye after an earlier closing
     return closed
-
-
 
 
 def _announces_submit(conversation: "list[Message]") -> bool:

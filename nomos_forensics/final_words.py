@@ -1,17 +1,17 @@
 """The final reply read for an agent that stopped before the task was done, though its last
 words are an answer: it announced its own next step and took none, its lookups came up empty
-and it handed a question back, its last call failed and it says so, or it asks leave to do what
-it was asked. Read by the card's Outcome (steps 13, 18 and 19 of docs/outcome.md); phrases:
-lexicons/endings.toml."""
+and it handed a question back, it claims a success its last call's failure contradicts, its
+last call failed and it says so, it asks leave to do what it was asked or for what it needs,
+or it closed the chat because the user stopped answering. Read by the card's Outcome (steps 5,
+13, 18 and 19 of docs/outcome.md); phrases: lexicons/endings.toml."""
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
 
-from .ending import ADMITS
+from .ending import ADMITS, GATES, SUCCESS_CLAIM
 from .text import lexicon
-from .text.closings import OFFER, is_leaving
 from .text.closings import OFFER, is_leaving
 from .text.prose import canonical, sentences
 
@@ -52,6 +52,23 @@ def announced(ending: "Ending") -> "tuple[Message, str] | None":
     if not said or said[-1].rstrip().endswith(("?", "\uff1f")):
         return None
     return (answer, said[-1]) if ANNOUNCES.search(canonical(said[-1].strip())) else None
+
+
+def contradicted(ending: "Ending") -> "tuple[Message, str, Message] | None":
+    """(answer, its success claim, the tool result) when the final answer says the task is done
+    (SUCCESS_CLAIM), admits no problem (ADMITS), and the last tool result before it in its turn
+    is a failed action (Ending.failed_result: not a coding shell's probe, not the user declining)."""
+    result = ending.failed_result
+    if result is None:
+        return None
+    answer = ending.answer if ending.closing is None else ending.conversation[-2]
+    plain = ending._plain(answer)
+    if ADMITS.search(plain):
+        return None
+    claim = ending.says(SUCCESS_CLAIM) if any(map(plain.__contains__, GATES[SUCCESS_CLAIM])) else None
+    if claim is None or claim[0] is not answer:
+        return None
+    return answer, claim[1], result
 
 
 def reports_failure(ending: "Ending") -> "tuple[Message, str, Message] | None":

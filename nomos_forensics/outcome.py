@@ -25,6 +25,7 @@ from .ending import (
 )
 from .final_words import announced as announced_step
 from .final_words import asks_for, asks_leave, came_up_empty, left_chat, reports_failure
+from .final_words import contradicted as claim_contradicted
 from .model import Session
 from .rule import Finding, Severity
 from .text.closings import OFFER
@@ -306,7 +307,7 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
             f"leave to do what was asked: {_quote(leave)}" if leave else f"for what it needs to go on: {_quote(needs)}"
             if needs else f"the user a question{_said(last)}"), last.id,
             kind="asks-leave" if leave else "asks-for" if needs else "asks-question")
-    contradicted = ending.contradicted
+    contradicted = claim_contradicted(ending)
     if contradicted is not None:
         said, claim, result = contradicted
         return Verdict(Outcome.PARTIAL, f"the final answer, in turn {said.turn}, says {_quote(claim, 60)}, but the last "
