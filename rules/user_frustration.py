@@ -180,7 +180,16 @@ def _asks(reply: str | None) -> bool:
     if not reply:
         return False
     tail = reply[-400:]
-    return "?" in tail or bool(_CONFIRMATION_REQUEST.search(tail) or _QUESTION_OPENER.search(tail.rstrip()))
+    return "?" in tail or bool(_CONFIRMATION_REQUEST.search(tail) or _opens_last_question(tail.rstrip()))
+
+
+def _opens_last_question(tail: str) -> bool:
+    """`_QUESTION_OPENER.search(tail)`, read from the tail's last sentence end on: every opener of
+    the pattern follows the start or a sentence end and runs to the end of the text with no
+    sentence end in between, so only the last sentence can hold a match (a reply's 400-character
+    tail was searched at every position: 28 µs a reply)."""
+    cut = max(tail.rfind("."), tail.rfind("!"))
+    return bool(_QUESTION_OPENER.search(tail, cut) if cut > 0 else _QUESTION_OPENER.search(tail))
 
 
 # ---------------------------------------------------------------- the rule

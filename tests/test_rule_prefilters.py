@@ -400,3 +400,17 @@ def test_the_missing_gate_of_acting_claims_is_exact():
     found = [claims._MISSING.search(p) is not None for p in plains]
     assert [claims._names_missing(p) for p in plains] == found
     assert sum(found) > 20  # the texts exercise the pattern
+
+
+_OPENER_WORDS = ("would you like do it there i we can could are is shall should o a senhor senhora você gostaria "
+                 "deseja quer pode usted quiere le gustaría möchten haben sie voulez-vous avez-vous ok the file . ! ? "
+                 "\n , ").split(" ")
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_OPENER_WORDS), max_size=40), st.sampled_from(["", " ", "\n", ".", "!"]))
+def test_the_last_question_opener_is_the_patterns_own_search(words, end):
+    """`_opens_last_question` reads from the last sentence end on: it must say what the whole
+    pattern's search says, newlines inside an opener ("möchten \\n sie") included."""
+    tail = (" ".join(words) + end).rstrip()
+    assert uf._opens_last_question(tail) == bool(uf._QUESTION_OPENER.search(tail)), tail
