@@ -344,12 +344,13 @@ def _closed_before_farewell(conversation: "list[Message]") -> "Message | None":
     the two say goodbye to each other; None when the last reply says more."""
     closed, end = None, len(conversation)
     while end >= 3:
-        at = end  # back over the agent's goodbyes, however many in a row
-        while at > 1 and conversation[at - 1].role == "assistant" and not conversation[at - 1].tool_calls \
-                and says_only_goodbye(conversation[at - 1].text):
+        at = end  # back over the agent's replies, however many in a row, to the user's message
+        while at > 1 and conversation[at - 1].role == "assistant" and not conversation[at - 1].tool_calls:
             at -= 1
-        kind, closing = _kind(conversation[:at]) if at < end and conversation[at - 1].role == "user" else ("", None)
-        if kind != ANSWERED or closing is None:
+        if at == end or conversation[at - 1].role != "user":
+            break
+        kind, closing = _kind(conversation[:at])  # a closing after a finished answer? (read first: it is cheap)
+        if kind != ANSWERED or closing is None or not all(says_only_goodbye(m.text) for m in conversation[at:end]):
             break
         closed, end = closing, at - 1  # that answer may itself be a goodbye after an earlier closing
     return closed

@@ -24,6 +24,7 @@ ANNOUNCES = re.compile(lexicon.pattern(_WORDS["patterns"], "announces", _WORDS.g
 NOT_FOUND, HANDS_BACK, ASKS_LEAVE, ASKS_FOR, LEFT_CHAT, STILL_THERE, USER_SOLVED = (
     re.compile(lexicon.pattern(_WORDS["patterns"], key, _WORDS.get("macros", {})))
     for key in ("not_found", "hands_back", "asks_leave", "asks_for", "left_chat", "still_there", "user_solved"))
+LEFT_WORDS = tuple(lexicon.words(_WORDS["words"]["left_chat"]))  # each LEFT_CHAT match holds one
 
 
 def came_up_empty(ending: "Ending") -> "tuple[Message, str, str] | None":
@@ -116,11 +117,12 @@ def left_chat(ending: "Ending") -> "tuple[Message, str] | None":
     agora, …": the user left with it) or an offer of more, nor when the user had closed ("Okay ich
     werde es versuchen, danke") or said it worked."""
     answer, request = ending.answer, ending.request
-    if answer is None or not answer.text or not LEFT_CHAT.search(canonical(answer.text[-600:])):
+    tail = (answer.text or "")[-600:] if answer is not None else ""
+    if not any(map(tail.lower().__contains__, LEFT_WORDS)) or not LEFT_CHAT.search(canonical(tail)):
         return None
     if request is not None and (is_leaving(request.text) or USER_SOLVED.search(canonical(request.text or ""))):
         return None  # the user had closed, or said it works
-    said = [s for s in sentences(answer.text[-600:]) if any(c.isalpha() for c in s)]  # an emoji's line is no sentence
+    said = [s for s in sentences(tail) if any(c.isalpha() for c in s)]  # an emoji's line is no sentence
     at = next((n for n, s in enumerate(said) if LEFT_CHAT.search(canonical(s))), None)
     if not at:  # the reason opens the reply: what it waited on is not in it
         return None

@@ -129,7 +129,7 @@ def test_unfinished_session_fix_cites_where_it_stopped():
         assert expected in finding.fix, finding.fix
 
 
-@pytest.mark.parametrize("key", ["nothing_left", "caveat", "waiting"])
+@pytest.mark.parametrize("key", ["nothing_left", "caveat", "waiting", "left_chat"])
 def test_each_pattern_holds_a_word_of_its_gate(key):
     """`says` searches a final reply only when it holds a word of the pattern's gate (lexicon
     [words]): each alternative must spell one of those words as a literal."""
@@ -139,7 +139,8 @@ def test_each_pattern_holds_a_word_of_its_gate(key):
     gate = lexicon.words(_WORDS["words"][key])
     for alternative in lexicon.patterns(_WORDS["patterns"], key, _MACROS):
         assert any(word in alternative for word in gate), f"{key}: no gate word in {alternative[:80]!r}"
-    assert set(gate) <= {w for words in GATES.values() for w in words}
+    if key != "left_chat":  # read by final_words.left_chat, not by Ending.says
+        assert set(gate) <= {w for words in GATES.values() for w in words}
 
 
 def test_held_out_endings_that_only_ask_or_never_reproduce():
