@@ -18,7 +18,16 @@ from .rounds import (
     results_of,
 )
 from .text import lexicon
-from .text.closings import END, THANKS, gives_up, is_closing, is_leaving, says_only_goodbye
+from .text.closings import (
+    END,
+    GOODBYE_CHARS,
+    LEAVING_CHARS,
+    THANKS,
+    gives_up,
+    is_closing,
+    is_leaving,
+    says_only_goodbye,
+)
 from .text.prefilter import literal_first
 from .text.prose import canonical, normalise, sentences
 from .text.re2gate import Re2Gated
@@ -347,9 +356,11 @@ def _closed_before_farewell(conversation: "list[Message]") -> "Message | None":
         at = end  # back over the agent's replies, however many in a row, to the user's message
         while at > 1 and conversation[at - 1].role == "assistant" and not conversation[at - 1].tool_calls:
             at -= 1
-        if at == end or conversation[at - 1].role != "user":
-            break
-        kind, closing = _kind(conversation[:at])  # a closing after a finished answer? (read first: it is cheap)
+        user = conversation[at - 1] if at < end else None
+        if (user is None or user.role != "user" or (len(user.text or "") > LEAVING_CHARS and not is_closing(user.text))
+                or any(len(m.text or "") > GOODBYE_CHARS for m in conversation[at:end])):
+            break  # lengths first: a request, or a reply that says more, rules most sessions out
+        kind, closing = _kind(conversation[:at])  # a closing after a finished answer?
         if kind != ANSWERED or closing is None or not all(says_only_goodbye(m.text) for m in conversation[at:end]):
             break
         closed, end = closing, at - 1  # that answer may itself be a goodbye after an earlier closing
