@@ -107,8 +107,8 @@ class Ending:
 
     `kind` is one of the kinds above; `last` the last user, assistant or tool message;
     `closing` the user's closing thank-you when the session ends on one after a finished
-    answer (or before the agent's goodbyes, left out); `status` the session's status, lower-cased; `client` the system (client) messages
-    after the last message; `cut_off` the client message that logged the user's interrupt
+    answer (or before the agent's goodbyes, left out); `status` the session's status,
+    lower-cased; `client` the system (client) messages after the last message; `cut_off` the client message that logged the user's interrupt
     when the final reply (or a model call after it) was cut off (kind CUT), else None. The
     rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...) is worked out on first use,
     from the end of the conversation backwards, so a reader that only asks how the session
@@ -333,10 +333,10 @@ def ending_of(session: "Session") -> Ending:
         if kind == ANSWERED and last.role == "assistant":
             cut_off = _cut_off(messages, last, len(tail), client)
     if kind == ANSWERED and closing is None and cut_off is None and last.role == "assistant":
-        ended = _closed_before_farewell(conversation)
-        if ended is not None:  # the user closed after a finished answer, and the agent only said goodbye
-            return Ending(ANSWERED, ended, ended, status, messages=messages,
-                          conversation=conversation[:conversation.index(ended) + 1])
+        at = _closed_before_farewell(conversation)
+        if at is not None:  # the user closed after a finished answer, and the agent only said goodbye
+            ended = conversation[at]
+            return Ending(ANSWERED, ended, ended, status, messages=messages, conversation=conversation[:at + 1])
     if cut_off is not None:
         before, closed = _kind(conversation[:-1]) if conversation[-1] is last and len(conversation) > 1 else (USER, None)
         if before == ANSWERED and closed is not None and closed is conversation[-2]:
@@ -347,10 +347,10 @@ def ending_of(session: "Session") -> Ending:
                   conversation=conversation)
 
 
-def _closed_before_farewell(conversation: "list[Message]") -> "Message | None":
-    """The user's closing that ended the conversation when the agent's replies after it only say
-    goodbye ("Obrigado por entrar em contato, foi um prazer ajudá-lo hoje."), however many times
-    the two say goodbye to each other; None when the last reply says more."""
+def _closed_before_farewell(conversation: "list[Message]") -> "int | None":
+    """Where the user's closing that ended the conversation is, when the agent's replies after it
+    only say goodbye ("Obrigado por entrar em contato, foi um prazer ajudá-lo hoje."), however many
+    times the two say goodbye to each other; None when the last reply says more."""
     closed, end = None, len(conversation)
     while end >= 3:
         at = end  # back over the agent's replies, however many in a row, to the user's message
@@ -363,7 +363,7 @@ def _closed_before_farewell(conversation: "list[Message]") -> "Message | None":
         kind, closing = _kind(conversation[:at])  # a closing after a finished answer?
         if kind != ANSWERED or closing is None or not all(says_only_goodbye(m.text) for m in conversation[at:end]):
             break
-        closed, end = closing, at - 1  # that answer may itself be a goodbye after an earlier closing
+        closed = end = at - 1  # that answer may itself be a goodbye after an earlier closing
     return closed
 
 

@@ -53,7 +53,8 @@ GOODBYE_CHARS = 300  # a longer reply says more than goodbye
 def says_only_goodbye(text: str | None) -> bool:
     """An agent's reply made only of thanks, wishes, goodbyes and the offer of more help
     ("Obrigado por entrar em contato, foi um prazer ajudá-lo hoje. Tenha um excelente dia.",
-    "Muito obrigado!"), each sentence of it; not one that also tells the user something ("Boa noite! Lembre-se: o check-in abre 48 horas antes")."""
+    "Muito obrigado!"), each sentence of it; not one that also tells the user something ("Boa
+    noite! Lembre-se: o check-in abre 48 horas antes")."""
     if not text or len(text) > GOODBYE_CHARS:
         return False
     said = [" ".join(s.lower().split()) for s in sentences(text) if any(c.isalpha() for c in s)]
