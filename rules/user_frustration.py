@@ -519,7 +519,7 @@ def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None, raw: 
     return None
 
 
-_LINE_END = re.compile(r"[.!。！\n]")
+_LINE_END = re.compile(r"[.!?。！？\n]")  # a question is a sentence of its own: not read as a report
 
 
 def _opening(raw: str) -> list[str]:

@@ -123,6 +123,9 @@ def test_every_word_the_profanity_pattern_spells_holds_a_stem_of_its_gate():
      "Could you look at that next.", None),
     ("no funciona el botón de exportar?\nlo pregunto porque en la documentación dice que está disponible en todos los "
      "planes", None),
+    # a question in the opening is a sentence of its own, not a report
+    ("funktioniert nicht? steht so in der Anleitung.\nich wollte nur sichergehen, bevor ich den Router neu starte und "
+     "dabei alles verliere", None),
     # what the agent sent never came; not "I got no error"
     ("não recebi nada", "failure report (pt"),
     ("I didn't get the email with the reset link", "failure report (en"),
