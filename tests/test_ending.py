@@ -752,6 +752,9 @@ def test_tools_that_are_not_sufficient_are_an_inability(final, outcome):
      "schließen, da ich keine Antwort erhalten habe.", Outcome.ACHIEVED),
     ("já consegui aceder com essa opção", "Você ainda está lá?\nNós não recebemos sua resposta.\nVou encerrar esta "
      "sessão de bate-papo.", Outcome.ACHIEVED),
+    # … but "it did not work" is no such report
+    ("não consegui, continua dando erro", "Você ainda está lá?\nNós não recebemos sua resposta.\nVou encerrar esta "
+     "sessão de bate-papo.", Outcome.ABANDONED),
     # a close that gives no such reason is no user leaving
     ("Sim, por favor", "Entrarei em contato com o gerente de contas.\nVou encerrar o bate-papo agora, e vou "
      "acompanhar em breve.", Outcome.ACHIEVED),
