@@ -332,8 +332,9 @@ def ending_of(session: "Session") -> Ending:
         client = tuple(m for m in reversed(tail) if m.role == "system")
         if kind == ANSWERED and last.role == "assistant":
             cut_off = _cut_off(messages, last, len(tail), client)
-    if kind == ANSWERED and closing is None and cut_off is None and last.role == "assistant":
-        at = _closed_before_farewell(conversation)
+    if kind == ANSWERED and cut_off is None and (closing is None and last.role == "assistant" or closing is last):
+        # the agent only said goodbye after the user's closing (and the user, maybe, goodbye again)
+        at = _closed_before_farewell(conversation if closing is None else conversation[:-1])
         if at is not None:  # the user closed after a finished answer, and the agent only said goodbye
             ended = conversation[at]
             return Ending(ANSWERED, ended, ended, status, messages=messages, conversation=conversation[:at + 1])

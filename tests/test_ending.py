@@ -347,6 +347,14 @@ def test_the_agents_goodbye_after_the_users_closing_changes_nothing():
                       ("user", {"text": "ok, obrigado. Boa noite"}), goodbye, status=None)
     assert verdict(unable, [])[:2] == (Outcome.FAILED, 'the final words, in turn 1, say it could not: "Lamento muito, '
                                                        'mas não temos voos na sexta-feira."')
+    # the user's goodbye after the agent's: the answer before the first closing still decides
+    handed = _session(BOOKED[0], ("assistant", {"text": "Vou escalar seu caso para a equipe responsável; você será "
+                                                        "contatado por e-mail."}),
+                      ("user", {"text": "Muito obrigada pela ajuda. Fico a aguardar então"}),
+                      ("assistant", {"text": "Obrigado pela sua compreensão. Tenha um ótimo dia!"}),
+                      ("user", {"text": "Obrigada e igualmente!"}), status=None)
+    assert verdict(handed, [])[:3] == (Outcome.HANDED_OFF, 'the agent hands the conversation over in turn 1: "Vou '
+                                       'escalar seu caso para a equipe responsável;"', handed.messages[1].id)
     # a reply after the closing that says more is an answer of its own
     more = _session(*BOOKED, ("user", {"text": "obrigado, boa noite"}),
                     ("assistant", {"text": "Boa noite! Lembre-se: o check-in abre 48 horas antes do voo, pelo aplicativo."}),
