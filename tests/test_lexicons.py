@@ -126,6 +126,8 @@ def test_every_word_the_profanity_pattern_spells_holds_a_stem_of_its_gate():
     # a question in the opening is a sentence of its own, not a report
     ("funktioniert nicht? steht so in der Anleitung.\nich wollte nur sichergehen, bevor ich den Router neu starte und "
      "dabei alles verliere", None),
+    # "I already told you", not "I already spoke with your colleague"
+    ("Já falei com o seu colega e fiz o que ele disse para fazer, e agora queria saber do reembolso do pedido", None),
     # what the agent sent never came; not "I got no error"
     ("não recebi nada", "failure report (pt"),
     ("I didn't get the email with the reset link", "failure report (en"),
