@@ -89,10 +89,10 @@ def asks_leave(ending: "Ending") -> str | None:
     it's rated higher than 4, go ahead and make a reservation" answered "The rating is 4.2. Would
     you like me to make a reservation?"): the action's verb (ASKS_LEAVE's group) is in the request.
     Not an offer of something else ("Would you like me to add it to your calendar too?")."""
-    answer, request = ending.answer, ending.request
-    if answer is None or request is None or not (answer.text or "").rstrip().endswith(("?", "\uff1f")):
+    request = ending.request
+    question = _closing_question(ending) if request is not None else None
+    if question is None:
         return None
-    question = ([s for s in sentences((answer.text or "")[-300:]) if s.strip()] or [""])[-1]
     found = ASKS_LEAVE.search(canonical(question))
     verb = found.group("verb") if found else ""
     return question if verb and re.search(rf"\b{re.escape(verb[:5])}", canonical(request.text or "")) else None
@@ -102,11 +102,16 @@ def asks_for(ending: "Ending") -> str | None:
     """The final answer's closing question when it asks the user for what the agent needs to go on
     (ASKS_FOR: "Could you please specify which email address I should use?", "How would you like
     to adjust your rent payment?"), whatever tools the turn called: the request waits on the user."""
-    answer = ending.answer
-    if answer is None or not (answer.text or "").rstrip().endswith(("?", "\uff1f")):
+    question = _closing_question(ending)
+    return question if question is not None and ASKS_FOR.search(canonical(question)) else None
+
+
+def _closing_question(ending: "Ending") -> str | None:
+    """The final answer's last sentence when the answer ends on a question, else None."""
+    text = (ending.answer.text or "") if ending.answer is not None else ""
+    if not text.rstrip().endswith(("?", "\uff1f")):
         return None
-    question = ([s for s in sentences((answer.text or "")[-300:]) if s.strip()] or [""])[-1]
-    return question if ASKS_FOR.search(canonical(question)) else None
+    return ([s for s in sentences(text[-300:]) if s.strip()] or [""])[-1]
 
 
 def left_chat(ending: "Ending") -> "tuple[Message, str] | None":

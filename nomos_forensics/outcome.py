@@ -32,6 +32,7 @@ from .text.closings import OFFER
 
 REPEATED_DOUBTS = 2  # statements in the last turn admitting an unverified result that make it partial
 
+
 class Outcome:
     ACHIEVED = "achieved"
     FAILED = "failed"
