@@ -38,6 +38,10 @@ FAILED: dict[str, tuple[str, ...]] = {
     lang: lexicon.patterns(LEXICON["failed"], lang, _MACROS) for lang in LEXICON["failed"]
 }
 _FAILED = [(lang, literal_first(p)) for lang, patterns in FAILED.items() for p in patterns]
+ESCALATION: dict[str, tuple[str, ...]] = {
+    lang: lexicon.patterns(LEXICON["escalation"], lang, _MACROS) for lang in LEXICON["escalation"]
+}
+_ESCALATION = [(lang, literal_first(p)) for lang, patterns in ESCALATION.items() for p in patterns]
 TERSE_CHARS = 80  # a failure report is read only in a message this short (normalised)
 DEMAND_CHARS = 160  # a sworn demand, too: a longer message that swears is a story, a paste or a vent
 NUDGES = lexicon.patterns(_PHRASES, "nudges", _MACROS)
@@ -55,6 +59,7 @@ _PUSHBACK = [literal_first(p) for p in PUSHBACK]
 _GATES = WordGates()
 _CORRECTIONS_GATED = _GATES.add(_CORRECTIONS, key=lambda item: item[1])
 _FAILED_GATED = _GATES.add(_FAILED, key=lambda item: item[1])
+_ESCALATION_GATED = _GATES.add(_ESCALATION, key=lambda item: item[1])
 _NUDGES_GATED = _GATES.add(_NUDGES)
 _RETRY_GATED = _GATES.add(_RETRY)
 _PUSHBACK_GATED = _GATES.add(_PUSHBACK)
@@ -241,8 +246,14 @@ class UserFrustration(Rule):
     "no funciona", "não funcionou", "geht nicht", "ça ne marche pas", "動かない", "안 돼", or made
     no difference: "nothing changed" (not "nothing changed in my config"), "nada mudou", "没有变化",
     "ничего не изменилось", "何も変わっていない", or that its change broke what worked: "it worked
-    fine before", "ты сломал", "你改坏了", "rompiste lo que funcionaba", "antes funcionava" (13
-    languages; lexicons [failed]), also after "let me know if it works"; not a question. A leading "no" ("well no, …") is a correction when the assistant
+    fine before", "ты сломал", "你改坏了", "rompiste lo que funcionaba", "antes funcionava", or no
+    longer works: "it stopped working", "ya no puedo iniciar sesión", "还是不生效", "똑같이 깨져" (13
+    languages; lexicons [failed]), also after "let me know if it works"; not a question; (h) ask
+    for a person instead of the agent, anywhere in a later message: "I want to speak to a human",
+    "transfer me to a human agent", "转人工", "quero falar com um atendente", "ich möchte mit einem
+    Mitarbeiter sprechen" (11 languages; lexicons [escalation]), not under a condition ("if the
+    bot can't answer, I want to speak to a human") and not a feature that names the words ("add
+    a 'talk to a human' button"). A leading "no" ("well no, …") is a correction when the assistant
     had not asked a question, or had asked whether it understood right ("Does this framing match
     your mental model?").
     Code blocks and quoted lines are ignored;
@@ -478,6 +489,10 @@ def _strong_signal(text: str, mask: int | None = None) -> str | None:
             match = next((m for m in pattern.finditer(text, match.end()) if not _hedged(text, m)), None)
         if match:
             return f"correction ({lang}: \u201c{match.group(0).strip()}\u201d)"
+    for lang, pattern in _candidates(_ESCALATION_GATED, mask):
+        match = next((m for m in pattern.finditer(text) if not _hedged(text, m)), None)
+        if match:
+            return f"complaint (asks for a person, {lang}: \u201c{match.group(0).strip()}\u201d)"
     for pattern in _candidates(_NUDGES_GATED, mask):
         if pattern.search(text):
             return "nudge (no answer, or disbelief)"
