@@ -247,8 +247,9 @@ class UserFrustration(Rule):
     no difference: "nothing changed" (not "nothing changed in my config"), "nada mudou", "没有变化",
     "ничего не изменилось", "何も変わっていない", or that its change broke what worked: "it worked
     fine before", "ты сломал", "你改坏了", "rompiste lo que funcionaba", "antes funcionava", or no
-    longer works: "it stopped working", "ya no puedo iniciar sesión", "还是不生效", "똑같이 깨져" (13
-    languages; lexicons [failed]), also after "let me know if it works"; not a question; (h) ask
+    longer works: "it stopped working", "ya no puedo iniciar sesión", "还是不生效", "똑같이 깨져", or that
+    the user already did what the reply suggests: "I already tried that", "já fiz isso",
+    "genau das habe ich gemacht", "我已经试过了" (13 languages; lexicons [failed]), also after "let me know if it works"; not a question; (h) ask
     for a person instead of the agent, anywhere in a later message: "I want to speak to a human",
     "transfer me to a human agent", "转人工", "quero falar com um atendente", "ich möchte mit einem
     Mitarbeiter sprechen" (11 languages; lexicons [escalation]), not under a condition ("if the
