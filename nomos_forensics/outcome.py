@@ -26,11 +26,15 @@ from .ending import (
 from .final_words import announced as announced_step
 from .final_words import asks_for, asks_leave, came_up_empty, left_chat, reports_failure
 from .final_words import contradicted as claim_contradicted
-from .model import Session
+from .model import Message, Session
 from .rule import Finding, Severity
 from .text.closings import OFFER
+from .text.frustration import REPLY_TAIL, cue_tables, own_words
 
 REPEATED_DOUBTS = 2  # statements in the last turn admitting an unverified result that make it partial
+# user-frustration's phrase reading that says the agent's last step did not work (its [failed] table)
+STILL_FAILING = ("failure-report",)
+CLAIMED = "claimed"  # text.frustration's reply cue table: the agent says it did or fixed it
 
 
 class Outcome:
@@ -75,7 +79,8 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
     executions: blocked-action, orphaned-approval, plan-step-order), and the blocker findings of
     the rules that read the tool record (failing-loop whose tool still fails at the end of its
     turn, tool-error-ignored whose reply claims success, success-contradicted); findings of the
-    text rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome. Phrases:
+    text rules (cant-run, user-frustration, tool-fanout, ...) never move the outcome, but for
+    user-frustration's failure reports at the very end (step 20). Phrases:
     nomos_forensics/text/lexicons/endings.toml. The first of these that applies decides:
 
     1. unknown: no user message (nothing was asked). A sub-agent's run whose prompt was not
@@ -172,7 +177,14 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         error is there and the final reply says so ("I received an error message saying that
         the channel was not found. Please check the name and try again."), the action did not
         happen: partial after an earlier answer, else failed.
-    20. achieved: the final reply answers with text (or the user closed after it, step 6).
+    20. partial: one of the user's last two requests (a closing aside) says the agent's last
+        step did not work or was wrong, as user-frustration's phrases read it ("Es hat nicht
+        funktioniert.", "Já fiz isso", "still the same error", "that's not what I asked"), and
+        no reply after it says it was done or fixed ("I've fixed", "Ich habe die eBooks hinzugefügt",
+        "corrigido", text.frustration's reply table `claimed`): the problem was still open
+        when the conversation ended, thanks or not. The one text reading the Outcome takes; with
+        user-frustration disabled this step never applies.
+    21. achieved: the final reply answers with text (or the user closed after it, step 6).
 
     Every outcome's reason quotes the message it rests on (the agent's answer or confirmation,
     the user's closing or give-up, the error card, the final words read), and the card's
@@ -319,10 +331,33 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
         return Verdict(Outcome.PARTIAL if ending.earlier else Outcome.FAILED, f"the last call before the final answer, in turn {said.turn} "
                        f"({result.tool_name or 'tool'}), failed, and the answer says so: {_quote(sentence, 80)}", said.id,
                        kind="reports-failure")
+    still = _still_failing(findings, ending)
+    if still is not None:
+        return Verdict(Outcome.PARTIAL, f"the user says in turn {still.turn} it still does not work{_said(still)}, and no "
+                       f"reply after it says it was done", still.id, kind="still-failing")
     if ending.closing is not None:
         return Verdict(Outcome.ACHIEVED, f"answered in turn {answer.turn}; the user closed with thanks"
                        f"{_said(ending.closing)}", ending.closing.id, kind="closed-with-thanks")
     return Verdict(Outcome.ACHIEVED, f"answered in turn {last.turn}{_said(last)}", last.id, kind="answered")
+
+
+def _still_failing(findings: list[Finding], ending) -> "Message | None":
+    """The user's last failure report or correction when it is one of the last two requests (a
+    closing aside) and no reply after it says the thing was done or fixed: what user-frustration's
+    phrases found (`data.messages[].signal`), the one reading of a text rule the Outcome takes."""
+    flagged = {m.get("message_id") for f in findings if f.rule == "user-frustration"
+               for m in f.data.get("messages", ()) if m.get("signal") in STILL_FAILING}
+    if not flagged:
+        return None
+    conversation = ending.conversation
+    requests = [n for n, m in enumerate(conversation) if m.role == "user" and m.has_text and m is not ending.closing][-2:]
+    at = next((n for n in reversed(requests) if conversation[n].id in flagged), None)
+    if at is None:
+        return None
+    if any(m.role == "assistant" and m.has_text and CLAIMED in cue_tables(own_words(m.text[-REPLY_TAIL:]), "reply")
+           for m in conversation[at + 1:]):
+        return None
+    return conversation[at]
 
 
 def _said(message, width: int = 60) -> str:

@@ -77,7 +77,8 @@ class Finding:
     data: dict[str, Any] = field(default_factory=dict)  # structured details (counts, sizes, tools)
     # read from the platform's records (audit log, plans, executions), or a blocker read from the
     # tool record (Rule.reads_tool_record), which say how the session ended: the card's Outcome
-    # weighs these; it reads the conversation itself, never text findings
+    # weighs these; it reads the conversation itself, and of the text findings only
+    # user-frustration's failure reports in the last requests (outcome.py, step 20)
     from_records: bool = False
     evidence_omitted: int = 0  # evidence items left out by the card's bounds (bounds.py)
     fix_source: str = "rule"  # "config": the operator's own fix text for this rule (`[fixes]`)

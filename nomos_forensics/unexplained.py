@@ -63,6 +63,7 @@ ENDINGS = {
     "came-up-empty": "the last turn's lookups found nothing and the reply hands a question back",
     "claim-contradicted": "claims success right after a failed tool call",
     "reports-failure": "the last call failed and the final answer says so",
+    "still-failing": "the user's last requests say it still does not work, and no reply says it was fixed",
 }
 
 # The shape of the agent's last reply in the last turn: a question (its end), a promise, a

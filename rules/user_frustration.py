@@ -271,8 +271,10 @@ class UserFrustration(Rule):
     conditional instruction, a message under three characters, or the same prompt arriving again
     right after a silent tool round or a tool result that worked (the client re-sent it; after a
     failed or interrupted call it is the user's repeat). One finding per session,
-    quoting each such message; its `data.messages` lists them with kind and grade, and the
-    message names the highest grade.
+    quoting each such message; its `data.messages` lists them with kind, grade and the phrase
+    reading that found them (`signal`: "failure-report", "correction", "nudge", "retry", …; null
+    when the model alone did), and the message names the highest grade. The Outcome reads the
+    failure reports and corrections among the last two requests (docs/outcome.md, "still-failing").
     Not flagged: a new request or follow-up question; the user describing their own state
     ("while I still don't have my user ID, …"); a fix request that names where to work ("fix
     the bug in login.py where…" is a task, not a complaint); a command line for the client
@@ -324,7 +326,8 @@ class UserFrustration(Rule):
                 continue
             said = reason or f"{found.kind} ({found.grade})"
             hits.append((message, f"{said}: \u201c{excerpt(message.text, 150)}\u201d"))
-            decided.append({"message_id": message.id, "kind": found.kind, "grade": found.grade})
+            decided.append({"message_id": message.id, "kind": found.kind, "grade": found.grade,
+                            "signal": _signal(reason)})  # the phrase reading's name; None: the model alone
         if not hits:
             return
         turns = ", ".join(str(t) for t in sorted({m.turn for m, _ in hits})[:6])

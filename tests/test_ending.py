@@ -896,3 +896,48 @@ def test_a_support_agent_checking_or_apologising_for_what_it_lacks_is_not_achiev
                  ("assistant", {"text": final}), status="idle")
     got = verdict(s, [])
     assert (got.outcome, got.kind) == (outcome, kind), got
+
+
+# ---------------------------------------------------------------- step 20: the user's last word is that it does not work
+def _still_case(final_reply: str) -> Session:
+    from nomos_forensics.testing import session_from_case
+
+    return session_from_case({"name": "still", "messages": [
+        {"user": "Ich kann das eBook nicht auf meinen Reader übertragen."},
+        {"assistant": "Setzen Sie zunächst die Autorisierung Ihres Readers zurück und synchronisieren Sie ihn."},
+        {"user": "Es hat nicht funktioniert."},
+        {"assistant": final_reply},
+        {"user": "Danke, tschüss"},
+    ]})
+
+
+def test_the_user_s_last_failure_report_left_unanswered_is_partial():
+    session = _still_case("Dies ist die einzige Möglichkeit, eBooks von anderen Geräten zu übertragen.")
+    card = review(session, build_ruleset(plugins.load(), Config(), select=["user-frustration"]))
+    assert card.outcome == Outcome.PARTIAL and card.outcome_kind == "still-failing"
+    assert "Es hat nicht funktioniert" in card.outcome_reason
+    assert card.outcome_message == session.messages[2].id  # the report, not the closing
+
+
+def test_a_reply_that_says_it_was_done_after_the_report_stands():
+    session = _still_case("Ich habe die eBooks erfolgreich zu Ihrem Konto hinzugefügt.")
+    card = review(session, build_ruleset(plugins.load(), Config(), select=["user-frustration"]))
+    assert card.outcome == Outcome.ACHIEVED
+
+
+def test_without_user_frustration_the_report_is_not_read():
+    session = _still_case("Dies ist die einzige Möglichkeit, eBooks von anderen Geräten zu übertragen.")
+    assert verdict(session, []).outcome == Outcome.ACHIEVED
+
+
+def test_a_failure_report_three_requests_back_is_not_the_end():
+    from nomos_forensics.testing import session_from_case
+
+    session = session_from_case({"name": "earlier", "messages": [
+        {"user": "fix the login page"}, {"assistant": "Changed the form handler."},
+        {"user": "it still doesn't work"}, {"assistant": "Changed the session cookie too."},
+        {"user": "now add a logout button"}, {"assistant": "Added the button."},
+        {"user": "and a footer"}, {"assistant": "Added the footer."},
+    ]})
+    card = review(session, build_ruleset(plugins.load(), Config(), select=["user-frustration"]))
+    assert card.outcome == Outcome.ACHIEVED
