@@ -53,6 +53,8 @@ _RESUME = re.compile(lexicon.pattern(_PHRASES, "resume", _MACROS))
 _DO_IT_YOURSELF = literal_first(lexicon.pattern(_PHRASES, "do_it_yourself", _MACROS))
 _HANDOVER = literal_first(lexicon.pattern(_PHRASES, "handover", _MACROS))
 _OFFER = literal_first(lexicon.pattern(_PHRASES, "offer", _MACROS))
+_BARE_NOTHING = re.compile(lexicon.pattern(_PHRASES, "bare_nothing", _MACROS))
+BARE_CHARS = 40  # a bare "nothing" is a message this short
 _NUDGES = [literal_first(p) for p in NUDGES]
 _RETRY = [literal_first(p) for p in RETRY]
 _PUSHBACK = [literal_first(p) for p in PUSHBACK]
@@ -249,7 +251,10 @@ class UserFrustration(Rule):
     fine before", "ты сломал", "你改坏了", "rompiste lo que funcionaba", "antes funcionava", or no
     longer works: "it stopped working", "ya no puedo iniciar sesión", "还是不生效", "똑같이 깨져", or that
     the user already did what the reply suggests: "I already tried that", "já fiz isso",
-    "genau das habe ich gemacht", "我已经试过了" (13 languages; lexicons [failed]), also after "let me know if it works"; not a question; (h) ask
+    "genau das habe ich gemacht", "我已经试过了" (13 languages; lexicons [failed]), also after "let
+    me know if it works"; not a question; or a bare "nothing" right after the agent said what to
+    try ("Tente sair e entrar novamente." - "nada"; not after a question, "Do you see an error?" -
+    "nada", unless it opens with yes or still: "sim, nada"); (h) ask
     for a person instead of the agent, anywhere in a later message: "I want to speak to a human",
     "transfer me to a human agent", "转人工", "quero falar com um atendente", "ich möchte mit einem
     Mitarbeiter sprechen" (11 languages; lexicons [escalation]), not under a condition ("if the
@@ -530,6 +535,10 @@ def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None, raw: 
                     match = pattern.search(line)
                     if match and not _CONDITIONAL.search(line):
                         return f"failure report ({lang}: \u201c{match.group(0).strip()}\u201d)"
+    if reply is not None and len(text) <= BARE_CHARS:
+        bare = _BARE_NOTHING.match(text)
+        if bare and (bare.group("lead") or not reply.asked):
+            return f"failure report (nothing happened: \u201c{text.strip()}\u201d)"
     if _LEADING_NO.match(text) and not _POLITE_NO.match(text) and not (
             reply is not None and reply.asked and not _UNDERSTANDING_CHECK.search(reply.text[-400:])):
         return "correction (leading no)"  # a "no" to "does this match what you meant?" corrects too
