@@ -178,11 +178,12 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         the channel was not found. Please check the name and try again."), the action did not
         happen: partial after an earlier answer, else failed.
     20. partial: one of the user's last two requests (a closing aside) says the agent's last
-        step did not work or was wrong, as user-frustration's phrases read it ("Es hat nicht
-        funktioniert.", "Já fiz isso", "still the same error", "that's not what I asked"), and
-        no reply after it says it was done or fixed ("I've fixed", "Ich habe die eBooks hinzugefügt",
-        "corrigido", text.frustration's reply table `claimed`): the problem was still open
-        when the conversation ended, thanks or not. The one text reading the Outcome takes; with
+        step did not work, as user-frustration's failure reports read it ("Es hat nicht
+        funktioniert.", "Já fiz isso", "same error again", "nada" right after what to try), and
+        no reply after it says it was done or fixed ("I've fixed", "Ich habe die eBooks
+        hinzugefügt", "corrigido": text.frustration's reply table `claimed`): the problem was
+        still open when the conversation ended, thanks or not. Not a correction ("that's not what
+        I asked"), which the next reply answers. The one text reading the Outcome takes; with
         user-frustration disabled this step never applies.
     21. achieved: the final reply answers with text (or the user closed after it, step 6).
 
@@ -342,7 +343,7 @@ def verdict(session: Session, findings: list[Finding], grace: timedelta = DEFAUL
 
 
 def _still_failing(findings: list[Finding], ending) -> "Message | None":
-    """The user's last failure report or correction when it is one of the last two requests (a
+    """The user's last failure report when it is one of the last two requests (a
     closing aside) and no reply after it says the thing was done or fixed: what user-frustration's
     phrases found (`data.messages[].signal`), the one reading of a text rule the Outcome takes."""
     flagged = {m.get("message_id") for f in findings if f.rule == "user-frustration"

@@ -279,7 +279,7 @@ class UserFrustration(Rule):
     quoting each such message; its `data.messages` lists them with kind, grade and the phrase
     reading that found them (`signal`: "failure-report", "correction", "nudge", "retry", …; null
     when the model alone did), and the message names the highest grade. The Outcome reads the
-    failure reports and corrections among the last two requests (docs/outcome.md, "still-failing").
+    failure reports among the last two requests (docs/outcome.md, step 20, "still-failing").
     Not flagged: a new request or follow-up question; the user describing their own state
     ("while I still don't have my user ID, …"); a fix request that names where to work ("fix
     the bug in login.py where…" is a task, not a complaint); a command line for the client
