@@ -210,9 +210,9 @@ class UserFrustration(Rule):
     "you didn't…", "still not working", "there are still errors", "j'ai toujours cette erreur",
     "you're going in circles", "ты зациклился", "edit only X, not Y", "where did you put it?",
     "that's not my email", "there's an error in your last patch", a terse "fix the errors",
-    "for the third time", "answer my question", "did you even understand what I asked?", "are you sure?" (not a pasted "Are you sure you
-    want to continue connecting?"), "I asked
-    for Italian in the centre" (opening the message), "can you check again?" after an answer of
+    "for the third time", "answer my question", "did you even understand what I asked?", "are
+    you sure?" (not a pasted "Are you sure you want to continue connecting?"), "I asked for
+    Italian in the centre" (opening the message), "can you check again?" after an answer of
     nothing, "я тебе уже три раза говорил", "soruma cevap ver", "いや、そういうことじゃない",
     "내가 요청하지 않은", a short demand to fix it that swears ("fix the fucking login already",
     "блядь, почини уже", "씨발 빨리 고쳐"; not swearing about the topic, nor "holy shit, it works,
