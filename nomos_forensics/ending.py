@@ -108,8 +108,9 @@ class Ending:
     `kind` is one of the kinds above; `last` the last user, assistant or tool message;
     `closing` the user's closing thank-you when the session ends on one after a finished
     answer (or before the agent's goodbyes, left out); `status` the session's status,
-    lower-cased; `client` the system (client) messages after the last message; `cut_off` the client message that logged the user's interrupt
-    when the final reply (or a model call after it) was cut off (kind CUT), else None. The
+    lower-cased; `client` the system (client) messages after the last message; `cut_off` the
+    client message that logged the user's interrupt when the final reply (or a model call after
+    it) was cut off (kind CUT), else None. The
     rest (`completion`, `final`, `work`, `doubts`, `earlier`, ...) is worked out on first use,
     from the end of the conversation backwards, so a reader that only asks how the session
     stopped pays for nothing more.
@@ -149,7 +150,7 @@ class Ending:
     @_once
     def final_plain(self) -> "tuple[str, ...]":
         """The texts of `final` as statements are matched (see _plain)."""
-        return tuple(map(self._plain, self.final))
+        return tuple(map(self.plain, self.final))
 
     @_once
     def work(self) -> "tuple[Message, ...]":
@@ -169,19 +170,20 @@ class Ending:
     @_once
     def doubts(self) -> "tuple[tuple[Message, str], ...]":
         """The last turn's statements admitting an unverified or unfixed result."""
-        return _doubts(self._replies, self._plain) if self.last is not None else ()
+        return _doubts(self._replies, self.plain) if self.last is not None else ()
 
     @_once
     def earlier(self) -> bool:
         """An earlier turn ended on an answer that is not an inability."""
-        return self.last is not None and _answered_before(self.conversation, self.turn, self._plain, self.messages)
+        return self.last is not None and _answered_before(self.conversation, self.turn, self.plain, self.messages)
 
     @_once
     def _plains(self) -> "dict[int, str]":
         return {}
 
-    def _plain(self, message: "Message") -> str:
-        """`_plain(message)`, worked out once per message."""
+    def plain(self, message: "Message") -> str:
+        """A message's text as the ending's phrase tables read it (`_plain`), worked out once per
+        message: the Outcome's readings in final_words ask for the same replies."""
         plains = self._plains
         key = id(message)
         if key not in plains:

@@ -63,7 +63,7 @@ def contradicted(ending: "Ending") -> "tuple[Message, str, Message] | None":
     if result is None:
         return None
     answer = ending.answer if ending.closing is None else ending.conversation[-2]
-    plain = ending._plain(answer)
+    plain = ending.plain(answer)
     if ADMITS.search(plain):
         return None
     claim = ending.says(SUCCESS_CLAIM) if any(map(plain.__contains__, GATES[SUCCESS_CLAIM])) else None
