@@ -23,13 +23,14 @@ from .ending import (
     is_finishing,
     turn_block,
 )
+from .final_words import USER_SOLVED, asks_for, asks_leave, came_up_empty, left_chat, reports_failure
 from .final_words import announced as announced_step
-from .final_words import asks_for, asks_leave, came_up_empty, left_chat, reports_failure
 from .final_words import contradicted as claim_contradicted
 from .model import Message, Session
 from .rule import Finding, Severity
 from .text.closings import OFFER
 from .text.frustration import REPLY_TAIL, cue_tables, own_words
+from .text.prose import canonical
 
 REPEATED_DOUBTS = 2  # statements in the last turn admitting an unverified result that make it partial
 # user-frustration's phrase reading that says the agent's last step did not work (its [failed] table)
@@ -181,10 +182,12 @@ def decide_outcome(session: Session, findings: list[Finding], grace: timedelta =
         step did not work, as user-frustration's failure reports read it ("Es hat nicht
         funktioniert.", "Já fiz isso", "same error again", "nada" right after what to try), and
         no reply after it says it was done or fixed ("I've fixed", "Ich habe die eBooks
-        hinzugefügt", "corrigido": text.frustration's reply table `claimed`): the problem was
-        still open when the conversation ended, thanks or not. Not a correction ("that's not what
-        I asked"), which the next reply answers. The one text reading the Outcome takes; with
-        user-frustration disabled this step never applies.
+        hinzugefügt", "corrigido": text.frustration's reply table `claimed`), nor does the user
+        say after it that it works now ("Agora apareceu! Finalmente!", "hat geklappt": the
+        endings' `user_solved`): the problem was still open when the conversation ended,
+        thanks or not. Not a correction ("that's not what I asked"), which the next reply
+        answers. The one text reading the Outcome takes; with user-frustration disabled this
+        step never applies.
     21. achieved: the final reply answers with text (or the user closed after it, step 6).
 
     Every outcome's reason quotes the message it rests on (the agent's answer or confirmation,
@@ -358,6 +361,8 @@ def _still_failing(findings: list[Finding], ending) -> "Message | None":
     if any(m.role == "assistant" and m.has_text and CLAIMED in cue_tables(own_words(m.text[-REPLY_TAIL:]), "reply")
            for m in conversation[at + 1:]):
         return None
+    if any(m.role == "user" and m.has_text and USER_SOLVED.search(canonical(m.text)) for m in conversation[at + 1:]):
+        return None  # "Agora apareceu! Finalmente! muitíssimo obrigada!": the user says it works now
     return conversation[at]
 
 

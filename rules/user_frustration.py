@@ -42,6 +42,10 @@ ESCALATION: dict[str, tuple[str, ...]] = {
     lang: lexicon.patterns(LEXICON["escalation"], lang, _MACROS) for lang in LEXICON["escalation"]
 }
 _ESCALATION = [(lang, literal_first(p)) for lang, patterns in ESCALATION.items() for p in patterns]
+COMPLAINTS: dict[str, tuple[str, ...]] = {
+    lang: lexicon.patterns(LEXICON["complaints"], lang, _MACROS) for lang in LEXICON["complaints"]
+}
+_COMPLAINTS = [(lang, literal_first(p)) for lang, patterns in COMPLAINTS.items() for p in patterns]
 TERSE_CHARS = 80  # a failure report is read only in a message this short (normalised)
 DEMAND_CHARS = 160  # a sworn demand, too: a longer message that swears is a story, a paste or a vent
 NUDGES = lexicon.patterns(_PHRASES, "nudges", _MACROS)
@@ -62,6 +66,7 @@ _GATES = WordGates()
 _CORRECTIONS_GATED = _GATES.add(_CORRECTIONS, key=lambda item: item[1])
 _FAILED_GATED = _GATES.add(_FAILED, key=lambda item: item[1])
 _ESCALATION_GATED = _GATES.add(_ESCALATION, key=lambda item: item[1])
+_COMPLAINTS_GATED = _GATES.add(_COMPLAINTS, key=lambda item: item[1])
 _NUDGES_GATED = _GATES.add(_NUDGES)
 _RETRY_GATED = _GATES.add(_RETRY)
 _PUSHBACK_GATED = _GATES.add(_PUSHBACK)
@@ -253,14 +258,26 @@ class UserFrustration(Rule):
     longer works: "it stopped working", "ya no puedo iniciar sesión", "还是不生效", "똑같이 깨져", or that
     the user already did what the reply suggests: "I already tried that", "já fiz isso",
     "genau das habe ich gemacht", "我已经试过了" (13 languages; lexicons [failed]), also after "let
-    me know if it works"; not a question; or a bare "nothing" right after the agent said what to
+    me know if it works"; not a question, though a report before one stands ("It doesn't work.
+    What should I do?"); or a bare "nothing" right after the agent said what to
     try ("Tente sair e entrar novamente." - "nada"; not after a question, "Do you see an error?" -
     "nada", unless it opens with yes or still: "sim, nada"); (h) ask
     for a person instead of the agent, anywhere in a later message: "I want to speak to a human",
     "transfer me to a human agent", "转人工", "quero falar com um atendente", "ich möchte mit einem
     Mitarbeiter sprechen" (11 languages; lexicons [escalation]), not under a condition ("if the
     bot can't answer, I want to speak to a human") and not a feature that names the words ("add
-    a 'talk to a human' button"). A leading "no" ("well no, …") is a correction when the assistant
+    a 'talk to a human' button"); (i) complain in plain words about the service or the agent,
+    anywhere in a later message, as support chats do: "this is unacceptable", "the worst
+    customer service I've ever had", "I've been waiting for two weeks", "I want to file a
+    complaint", "why is it taking so long", "you're wasting my time", "that is nothing like
+    Inception", "怎么还没发货", "说了半天", "刚才不是已经给你了吗", "péssimo atendimento", "c'est
+    inadmissible", "ich möchte mich beschweren", "это безобразие", "いつまで待たせる" (11 languages;
+    lexicons [complaints]); not under a condition ("if the customer says this is unacceptable,
+    escalate"), not quoted ('add a button "I want to file a complaint"'), not a task that names
+    the words ("add a form where customers say the service is terrible"), nor a neutral "how long
+    do I have to wait for the cache?", "最悪の場合" (in the worst case) or "it's just a joke"; or
+    correct a read-back: "That's the wrong hotel", a message that opens "I said moderate!" or "I
+    asked for 2 people at 7". A leading "no" ("well no, …") is a correction when the assistant
     had not asked a question, or had asked whether it understood right ("Does this framing match
     your mental model?").
     Code blocks and quoted lines are ignored;
@@ -503,6 +520,10 @@ def _strong_signal(text: str, mask: int | None = None) -> str | None:
         match = next((m for m in pattern.finditer(text) if not _hedged(text, m)), None)
         if match:
             return f"complaint (asks for a person, {lang}: \u201c{match.group(0).strip()}\u201d)"
+    for lang, pattern in _candidates(_COMPLAINTS_GATED, mask):  # not the words of a button or a reply quoted
+        match = next((m for m in pattern.finditer(text) if not _hedged(text, m) and not _in_quotes(text, m)), None)
+        if match:
+            return f"complaint ({lang}: \u201c{match.group(0).strip()}\u201d)"
     for pattern in _candidates(_NUDGES_GATED, mask):
         if pattern.search(text):
             return "nudge (no answer, or disbelief)"
@@ -528,8 +549,9 @@ def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None, raw: 
         return "pushback on a refusal"
     # even after "let me know if it works": it did not; not a question ("will the same problem …?")
     if reply is not None:
-        # a short message whole; a longer one's opening lines and sentences, each on its own
-        said = [text] if len(text) <= TERSE_CHARS else [normalise(line) for line in _opening(raw)] if raw else []
+        # a short message's sentences ("It doesn't work. What should I do?": the question after the
+        # report does not hide it); a longer one's opening lines and sentences, each on its own
+        said = _sentences(text) if len(text) <= TERSE_CHARS else [normalise(line) for line in _opening(raw)] if raw else []
         for line in said:
             if line and not line.endswith(("?", "？")):
                 for lang, pattern in _candidates(_FAILED_GATED, mask):
@@ -549,6 +571,17 @@ def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None, raw: 
 
 
 _LINE_END = re.compile(r"[.!?。！？\n]")  # a question is a sentence of its own: not read as a report
+
+
+def _sentences(text: str) -> list[str]:
+    """A short message's sentences and lines, each with its closing mark (one piece when it has
+    no mark inside: nearly every message)."""
+    out, start = [], 0
+    for match in _LINE_END.finditer(text, 0, len(text) - 1):
+        out.append(text[start:match.end()].strip())
+        start = match.end()
+    out.append(text[start:].strip())
+    return out
 
 
 def _opening(raw: str) -> list[str]:

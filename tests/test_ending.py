@@ -928,6 +928,28 @@ def test_a_reply_that_says_it_was_done_after_the_report_stands():
     assert card.outcome == Outcome.ACHIEVED
 
 
+def test_the_user_saying_it_works_now_after_the_report_stands():
+    # maia-dqe (tune): "No meu aplicativo não está aparecendo ainda...", then "Agora apareceu! Finalmente!"
+    from nomos_forensics.testing import session_from_case
+
+    session = session_from_case({"name": "shows-now", "messages": [
+        {"user": "Comprei um ebook e não aparece na minha biblioteca."},
+        {"assistant": "Ok, adicionando"},
+        {"user": "No meu aplicativo não está aparecendo ainda...como devo proceder?"},
+        {"assistant": "Por favor, sincronize e agora deve estar lá"},
+        {"user": "Agora apareceu!\nFinalmente!\nmuitíssimo obrigada!"},
+        {"assistant": "Impressionante! Há mais alguma coisa em que eu possa ajudar?"},
+        {"user": "Eu que agradeço!"},
+    ]})
+    card = review(session, build_ruleset(plugins.load(), Config(), select=["user-frustration"]))
+    assert card.outcome == Outcome.ACHIEVED, card.outcome_reason
+    assert any(f.rule == "user-frustration" for f in card.findings)  # the report itself still counts
+    # and "agora apareceu um erro" is no such word
+    session.messages[4].text = "agora apareceu um erro, obrigada"
+    card = review(session, build_ruleset(plugins.load(), Config(), select=["user-frustration"]))
+    assert card.outcome == Outcome.PARTIAL and card.outcome_kind == "still-failing", card.outcome_reason
+
+
 def test_without_user_frustration_the_report_is_not_read():
     session = _still_case("Dies ist die einzige Möglichkeit, eBooks von anderen Geräten zu übertragen.")
     assert verdict(session, []).outcome == Outcome.ACHIEVED

@@ -142,3 +142,60 @@ def test_a_failure_report_is_read_in_the_opening_lines_of_a_longer_message(raw, 
 
     reason = uf.UserFrustration._correction(uf.normalise(raw), "done, please try it now.", raw=raw)
     assert (reason if found is None else (reason or "")[:len(found)]) == found, reason
+
+
+@pytest.mark.parametrize("raw, found", [
+    # plain complaints about the service or the agent, as support chats write them
+    ("I've been waiting for two weeks, this is unacceptable.", "complaint (en"),
+    ("This is the worst customer service I've ever had.", "complaint (en"),
+    ("I want to file a complaint.", "complaint (en"),
+    ("I still haven't received it. Why is it taking so long?", "complaint (en"),
+    ("you're wasting my time", "complaint (en"),
+    ("That is nothing like Inception.", "complaint (en"),
+    ("Why does this keep failing?", "complaint (en"),
+    ("esto es inaceptable, llevo tres semanas esperando", "complaint (es"),
+    ("pésimo servicio", "complaint (es"),
+    ("que absurdo, estou esperando há duas semanas", "complaint (pt"),
+    ("péssimo atendimento, vou fazer uma reclamação", "complaint (pt"),
+    ("c'est inadmissible, j'attends depuis trois semaines", "complaint (fr"),
+    ("Das ist eine Frechheit. Ich warte seit zwei Wochen.", "complaint (de"),
+    ("ich möchte mich beschweren", "complaint (de"),
+    ("è inaccettabile, sto aspettando da due settimane", "complaint (it"),
+    ("это безобразие, жду уже три недели", "complaint (ru"),
+    ("bu ne rezalet, günlerdir bekliyorum", "complaint (tr"),
+    ("怎么还没发货啊", "complaint (zh"),
+    ("都等了一个星期了，到底什么时候发", "complaint (zh"),
+    ("你们这客服怎么回事，说了半天也没解决", "complaint (zh"),
+    ("刚才不是已经给你了吗", "complaint (zh"),
+    ("いつまで待たせるんですか", "complaint (ja"),
+    ("さっきも言いましたよね", "complaint (ja"),
+    ("언제까지 기다려야 돼요?", "complaint (ko"),
+    ("어이가 없네요 진짜", "complaint (ko"),
+    # a read-back corrected: the user restates what was said
+    ("That's the wrong hotel and the wrong number of nights.", "correction (en"),
+    ("I said moderate!", "correction (en"),
+    ("I asked for 2 people at 7", "correction (en"),
+    # a short report followed by a question: the question does not hide the report
+    ("It doesn't work. What should I do?", "failure report (en"),
+    # not: a task that names the words, the words quoted, a condition, a plain question, a neutral use
+    ('add a button "I want to file a complaint" on the help page', None),
+    ("add a complaints form where customers can say the service is terrible", None),
+    ("if the customer says this is unacceptable, escalate the ticket", None),
+    ("how long do I have to wait for the cache to expire?", None),
+    ("I've been waiting for a feature like this, thanks!", None),
+    ("I said it was fine before, but now let's add tests.", None),
+    ("that's the wrong way to think about it maybe", None),
+    ("最悪の場合はどうなる？", None),
+    ("최악의 경우에는 어떻게 되나요?", None),
+    ("그 말이 돼요, 고마워요", None),
+    ("如果不满意可以退款吗", None),
+    ("你觉得到底要不要加缓存", None),
+    ("das ist unmöglich ohne Root-Rechte, oder?", None),
+    ("it's just a joke for my friend's birthday card", None),
+    ("Will it work on mobile?", None),
+])
+def test_a_complaint_about_the_service_is_read_anywhere_after_a_reply(raw, found):
+    from nomos_forensics_rules import user_frustration as uf
+
+    reason = uf.UserFrustration._correction(uf.normalise(raw), "your order is on its way.", raw=raw)
+    assert (reason if found is None else (reason or "")[:len(found)]) == found, reason
