@@ -113,7 +113,11 @@ class CantRun(Rule):
     only give SEARCH/REPLACE blocks"); the task's scope; the agent citing its own instructions; a
     statement about its state ("I don't have visibility into processes outside of this CLI
     session"); a terminal or prompt it lacks but works around ("apt-get needs a prompt, so I'll
-    pass -y").
+    pass -y"); a verb that is only the topic of information declined ("I cannot provide
+    information on where to buy a gun": declining to inform, a model refusal), and an act of
+    harm to someone declined ("I can't help you hack into someone's account", "spy on my wife
+    without her consent"), whatever words of access it holds (lexicons/declined_topics.toml);
+    both are policy-refusal's.
     Root cause: missing target or capability: the agent believes there is no way to act.
     Fix: use `run` with a shell command (there is no fixed action enum any more); make that explicit in SOUL.md.
     """

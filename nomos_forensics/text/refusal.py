@@ -30,11 +30,12 @@ from .prose import (
     CONTRACTIONS,
     canonical,
     sentences,
-    straight_quotes,
     without_blocks,
     without_code,
 )
 from .re2gate import Re2Gated
+from .refusal_kinds import about_knowledge, kind_of, what_it_declines
+from .refusal_kinds import plain as _plain
 
 KINDS = ("none", "cant-run", "no-web-tool", "policy", "business-rule")
 REFUSAL_KINDS = KINDS[1:]
@@ -68,8 +69,13 @@ class Refusal:
         return any(c.split("_")[0] in GROUNDS for c in self.cues)
 
     def why(self) -> str:
-        """`names a missing tool, access or target`: what made it this kind, in words."""
+        """`names a missing tool, access or target`: what made it this kind, in words. A missing
+        tool the sentence names is not said of a model refusal or of missing knowledge, whose
+        ground outweighed it or which gave none ("I cannot provide instructions on how to find,
+        kill, or prepare …" names verbs, not a lack)."""
         grounds = dict.fromkeys(c.split("_")[0] for c in self.cues)
+        if self.kind in ("policy", "no-web-tool"):
+            grounds.pop("capability", None)
         return ", ".join(GROUND_WORDS[g] for g in grounds if g in GROUND_WORDS) or "declines without giving a reason"
 
 
@@ -158,11 +164,6 @@ def _gate_tables() -> frozenset[str]:
 # the cue tables of a decline said in the agent's own name ("I can't", "I don't have", "as an AI")
 FIRST_PERSON = frozenset({"inability_self", "lacking", "ai_self"})
 GUARDRAIL = lexicon.load("nomos_forensics.text", "refusal_cues")["guardrail"]  # the guardrail's notices' table
-
-
-def _plain(text: str) -> str:
-    """Lower case, straight quotes, one space between words: how entries are matched."""
-    return " ".join(straight_quotes(text.lower()).split())
 
 
 def cue_tables(sentence: str, guardrail: bool = False) -> tuple[str, ...]:
@@ -283,29 +284,10 @@ def read(text: str | None) -> Reading | None:
             FIRST_PERSON.intersection(tables_of[n]) and about_knowledge(parts[n])
             for n in (declining or range(len(parts)))):
         kind_grounds += ("g|knowledge_unknown",)
+    kind_grounds = what_it_declines(kind_grounds, [(parts[n], tables_of[n]) for n in (declining or range(len(parts)))],
+                                    cue_tables)
     return Reading(tuple(cued), tuple(names + structure + ground_names), tuple(ground_names), tuple(structure),
                    tuple(spans), kind_grounds=kind_grounds)
-
-
-@functools.cache
-def _knowledge_access() -> LazyPattern:
-    """Every language's "access to information, details, news" (lexicons/knowledge_access.toml)."""
-    data = lexicon.load("nomos_forensics.text", "knowledge_access")
-    table, macros = data["patterns"], data["macros"]
-    return LazyPattern("|".join(f"(?:{p})" for language in table for p in lexicon.patterns(table, language, macros)))
-
-
-def about_knowledge(sentence: str) -> bool:
-    """Whether a sentence says it has no access to knowledge (information, details, facts, news
-    about something) rather than to a system: what a kind reads as missing knowledge. Not when
-    it names the agent's tools ("the tools provided do not give me access to information about
-    your payments": the means it lacks)."""
-    plain = _plain(sentence)
-    return _knowledge_access().search(plain) is not None and _TOOLS.search(plain) is None
-
-
-_TOOLS = LazyPattern(r"\b(?:tools?|functions?|apis?|herramientas?|ferramentas?|outils?|werkzeuge?|инструмент)\b|"
-                     r"工具|ツール|도구")
 
 
 def _guardrail_reading(prose: str, spans: tuple[str, ...]) -> Reading | None:
@@ -368,7 +350,10 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
         return None
     partial = "partial" in shipped and shipped["partial"].best(hashed(reading.shape + reading.grounds))[0] == "partial"
     sentence, tables = plain or _deciding(reading, shipped["detect"])
-    return Refusal(kind_of(reading.kind_grounds), partial, _as_written(sentence, reading.spans), tables, margin)
+    kind = kind_of(reading.kind_grounds)
+    if kind == "policy" and "g|policy_harm" in reading.kind_grounds and "policy_harm" not in tables:
+        tables = (*tables, "policy_harm")  # the act declined is harm to someone (_what_it_declines)
+    return Refusal(kind, partial, _as_written(sentence, reading.spans), tables, margin)
 
 
 # a cue sentence that declines nothing: a condition ("If I can't help with something, I'll tell
@@ -452,28 +437,6 @@ def plain_decline(reading: Reading) -> tuple[str, tuple[str, ...]] | None:
 def _is_plain_decline(sentence: str) -> bool:
     plain = _plain(sentence)
     return bool(_declines().search(plain)) and not _NOT_A_DECLINE.search(plain)
-
-
-# which ground decides when a reply gives several, first first: an operator's rule is named on
-# purpose; an explicit lack of live or stored knowledge (a cut-off, the web, the knowledge base)
-# outweighs topic words ("current statistics on weapon crimes"); a safety, ethics, law, rules or
-# opinion ground outweighs the means (the guide: when two weigh alike, policy); a bare "I don't
-# know" or a topic of the web ("a link", "online") comes next (on the held-out tune families,
-# putting it after the capability grounds loses a third of no-web-tool's recall); a missing
-# capability last. No ground at all: policy (a decline that gives no reason is a model refusal).
-PRIORITY = (
-    ("business-rule", ("business_rule",)),
-    ("no-web-tool", ("knowledge_cutoff", "knowledge_gap", "knowledge_live")),
-    ("policy", ("policy_rules", "policy_ethics", "policy_opinion", "policy_harm", "policy_law", "policy_guardrail")),
-    ("no-web-tool", ("knowledge_unknown", "knowledge_topic")),
-    ("cant-run", ("capability_access", "capability_act", "capability_verb")),
-)
-
-
-def kind_of(grounds: tuple[str, ...]) -> str:
-    """The refusal kind the ground tables read near the declining sentences give (PRIORITY)."""
-    present = {g.split("|", 1)[1] for g in grounds if g.startswith("g|")}
-    return next((kind for kind, tables in PRIORITY if present.intersection(tables)), "policy")
 
 
 def _deciding(reading: Reading, model: LinearModel) -> tuple[str, tuple[str, ...]]:
