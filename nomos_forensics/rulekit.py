@@ -64,7 +64,7 @@ from .model import Message, Session, SessionInfo, ToolCall, ToolResult, Turn, ex
 from .render import human_bytes
 from .rounds import ASKING_TOOLS, SHELL_TOOLS, failed_action, failed_row, is_finishing, results_of
 from .rule import Evidence, Finding, Need, Option, Rule, RuleContext, Severity
-from .text import claims, frustration, language, lexicon
+from .text import claims, closings, frustration, language, lexicon
 from .text.claims import acting_claim
 from .text.prefilter import AnyPattern, AnySubstring, WordGates, any_token, letter_first, literal_first
 from .text.prose import canonical, normalise, sentences, statements
@@ -78,7 +78,7 @@ __all__ = [
     "ADMITS", "ASKING_TOOLS", "SHELL_TOOLS", "failed_action", "failed_row", "is_finishing", "results_of", "SUCCESS_CLAIM", "ANSWERED", "BLANK", "COMPLETED", "EMPTY", "ERROR", "HANDED_OFF", "TOOL_CALL", "TOOL_RESULT", "USER",
     "AnyPattern", "AnySubstring", "Re2Gated", "Ending", "Evidence", "Finding", "Message", "Need", "Option", "Rule", "RuleContext",
     "Session", "SessionInfo", "Severity", "ToolCall", "ToolResult", "Turn", "WordGates", "failure_signature",
-    "any_token", "bounded", "frustration", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
+    "any_token", "bounded", "closings", "frustration", "canonical", "cue_tables", "holds_cue", "excerpt", "first_sentence", "hookimpl", "human_bytes", "language", "letter_first", "literal_first",
     "lexicon", "normalise", "parse_timestamp", "prose", "quote_from", "CLAIMED", "Declined", "Refusal", "declined", "acting_claim", "acts", "cued", "refusals", "replies", "sentences",
     "statements",
 ]

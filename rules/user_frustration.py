@@ -15,6 +15,7 @@ from nomos_forensics.rulekit import (
     Session,
     Severity,
     WordGates,
+    closings,
     excerpt,
     failed_row,
     frustration,
@@ -86,6 +87,11 @@ _DEMAND = literal_first(lexicon.pattern(_PHRASES, "demand", _MACROS))
 _NAMED = re.compile(r"\b(?:words?|like|such\s+as|called|profanity|swear\w*|curse\w*)\s+(?:\S+\s+){0,2}$")  # "words like shit"
 _CONFIRMATION_REQUEST = literal_first(lexicon.pattern(_PHRASES, "confirmation_request", _MACROS))
 _UNDERSTANDING_CHECK = literal_first(lexicon.pattern(_PHRASES, "understanding_check", _MACROS))
+_CONTRAST = re.compile(lexicon.pattern(_PHRASES, "contrast", _MACROS))
+_CONTRAST_B_FIRST = re.compile(lexicon.pattern(_PHRASES, "contrast_b_first", _MACROS))
+_EITHER = re.compile(lexicon.pattern(_PHRASES, "either", _MACROS))
+READ_BACK_CHARS = 80  # a read-back is corrected in a short message
+READ_BACK_TAIL = 400  # characters of the agent's reply that hold its read-back
 _QUESTION_OPENER = re.compile(lexicon.pattern(_PHRASES, "question_opener", _MACROS))
 _COMMAND_LINE = re.compile(lexicon.pattern(_PHRASES, "command_line", _MACROS))
 _CLIENT_PROMPT = re.compile(lexicon.pattern(_PHRASES, "client_prompt", _MACROS))
@@ -276,8 +282,15 @@ class UserFrustration(Rule):
     escalate"), not quoted ('add a button "I want to file a complaint"'), not a task that names
     the words ("add a form where customers say the service is terrible"), nor a neutral "how long
     do I have to wait for the cache?", "最悪の場合" (in the worst case) or "it's just a joke"; or
-    correct a read-back: "That's the wrong hotel", a message that opens "I said moderate!" or "I
-    asked for 2 people at 7". A leading "no" ("well no, …") is a correction when the assistant
+    correct a read-back: "That's the wrong hotel", "Wrong movie.", a message that opens "I said
+    moderate!" or "I asked for 2 people at 7", a short contrast whose second part the agent's last
+    words hold ("7 AM, not PM" after "Alarm set for 7pm", "不是周三，是周二", "水曜日じゃなくて火曜日"; not
+    when it offered the choice: "Python or JavaScript?" - "Python, not JavaScript"), or an English
+    "no" to a question that read back two or more of the user's words and got a detail wrong, the
+    user stating it again, a number or a name ("Shall I book the train to Cambridge at 9:15 on
+    Wednesday?" - "No, it should be Tuesday"; not "no, just the address" to an offer, nor "No,
+    it should be removed" to "Should I keep the old config?"). A leading "no" ("well no, …") is a
+    correction when the assistant
     had not asked a question, or had asked whether it understood right ("Does this framing match
     your mental model?").
     Code blocks and quoted lines are ignored;
@@ -450,6 +463,8 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.
         if seen_assistant and text:
             mask = _candidate_mask(text)
             reason = _strong_signal(text, mask) or _weak_signal(text, reply, mask, message.text)
+            if reason is None and reply is not None and len(text) <= READ_BACK_CHARS:
+                reason = _read_back(text, reply, earlier[-frustration.EARLIER_READ:], message.text)
             if (reason is None and card and not answered and last_user is not None and last_user[1] == text
                     and (is_request or _AFFIRMATION.match(text) or len(text) >= 3)  # not "a" to the client
                     and not _COMMAND_LINE.match(text)):  # nor a command line
@@ -568,6 +583,61 @@ def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None, raw: 
     if reply is not None and _DO_IT_YOURSELF.search(text) and _HANDOVER.search(reply.text) and not _OFFER.search(reply.text):
         return "told to do what it handed back"
     return None
+
+
+def _read_back(text: str, reply: _Reply, earlier: list[str], raw: str | None = None) -> str | None:
+    """A read-back corrected in a short message (`text` and `earlier`, the user's earlier
+    messages, normalised; `raw`, the message as written): "7 AM, not PM" when the agent's last
+    words say PM and offered no choice; or an English "no" to a question that read back two or
+    more of the user's words and got a detail wrong, the user stating it again, a number or a
+    name ("Shall I book the train at 9:15 on Wednesday?" - "No, it should be Tuesday", after "a
+    train on Tuesday"). Not a "no" to an offer ("Want me to book it?" - "no, just the address"),
+    nor one that thanks ("No, that's all, thanks"), nor what the question never read back
+    ("Should I keep the old config?" - "No, it should be removed"). English only for the "no":
+    other languages capitalise nouns or open every answer with their "no" ("Nein, habe ich
+    nicht.", "Não, muito obrigada pela ajuda")."""
+    tail = reply.text[-READ_BACK_TAIL:]
+    contrast = _CONTRAST.match(text) or _CONTRAST_B_FIRST.match(text)
+    if contrast:
+        instead = next(g for g in (contrast.groupdict().get(k) for k in ("b", "b2", "b3")) if g)
+        asked_which = reply.asked and _EITHER.search(tail[tail.rfind("\n") + 1:])
+        if not asked_which and _words_in(instead.strip(), tail):
+            return f"correction (read-back: \u201c{text.strip()}\u201d)"
+        return None
+    if (raw is None or not raw.isascii() or not reply.asked or not _ENGLISH_NO.match(text) or _POLITE_NO.match(text)
+            or text.endswith("?") or closings.THANKS.search(text)):
+        return None
+    theirs = _significant(tail)
+    before = set().union(*map(_significant, earlier)) if earlier else set()
+    if len(before & theirs) >= 2 and (_details(raw) & before) - theirs:  # it read back their words, one wrong
+        return f"correction (read-back: \u201c{text.strip()}\u201d)"
+    return None
+
+
+_ENGLISH_NO = re.compile(r"^(?:no+|nope|nah)\b")
+_DETAIL = re.compile(r"\d+|(?<=\s)[A-Z][a-z]+")  # a number, or a name (not the first word)
+
+
+def _details(raw: str) -> set[str]:
+    """The details an English message states: its numbers and the capitalised words after its
+    first ("No, it should be Tuesday", "No, 4 people at 18:00"), lower case."""
+    return {d.lower() for d in _DETAIL.findall(raw)}
+
+
+def _significant(text: str) -> set[str]:
+    """A text's words that can carry a detail: numbers, and words of four letters or more that are
+    not `readback_stop` ("want", "that", "booked")."""
+    return {t for t in content_tokens(text) if t.isdigit() or (len(t) >= 4 and t not in _READBACK_STOP)}
+
+
+_READBACK_STOP = frozenset(lexicon.words(LEXICON["words"]["readback_stop"]))
+
+
+def _words_in(words: str, text: str) -> bool:
+    """Whether every word of `words` (characters, in scripts without spaces) is in `text`."""
+    if _SPACELESS_CHAR.search(words):
+        return words in text
+    return all(re.search(rf"(?<![^\W\d_]){re.escape(w)}(?![^\W\d_])", text) for w in words.split())
 
 
 _LINE_END = re.compile(r"[.!?。！？\n]")  # a question is a sentence of its own: not read as a report

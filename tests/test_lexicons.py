@@ -199,3 +199,24 @@ def test_a_complaint_about_the_service_is_read_anywhere_after_a_reply(raw, found
 
     reason = uf.UserFrustration._correction(uf.normalise(raw), "your order is on its way.", raw=raw)
     assert (reason if found is None else (reason or "")[:len(found)]) == found, reason
+
+
+@pytest.mark.parametrize("raw, reply, earlier, found", [
+    ("7 AM, not PM.", "Alarm set for 7pm.", ["set an alarm for 7am"], True),
+    ("Tuesday not Wednesday", "Booked the Wednesday train.", ["book the tuesday train"], True),
+    ("el martes, no el miércoles", "Reservé el tren del miércoles.", ["el tren del martes"], True),
+    ("水曜日じゃなくて火曜日", "水曜日の電車を予約しました。", ["火曜日の電車を予約して"], True),
+    ("수요일이 아니라 화요일", "수요일 기차를 예약했습니다.", ["화요일 기차 예약해줘"], True),
+    ("No, 4 people at 18:00.", "A table for 3 people at 19:00 on Monday. Shall I book it?", ["a table for 4 at 18:00 on monday"],
+     True),
+    # not: a choice offered, Portuguese "no" (in the), a "no" that thanks, German and Portuguese answers
+    ("Python, not JavaScript.", "Should I use Python or JavaScript?", ["write the script"], False),
+    ("leio no celular", "O livro está no celular.", ["comprei um ebook"], False),
+    ("No, that's all, thanks Monday team", "Your table on Monday is booked. Anything else?", ["table on monday"], False),
+    ("Nein, habe ich nicht.", "Haben Sie den Reader mit dem PC synchronisiert?", ["ich habe den reader am pc"], False),
+])
+def test_a_read_back_corrected(raw, reply, earlier, found):
+    from nomos_forensics_rules import user_frustration as uf
+
+    reason = uf._read_back(uf.normalise(raw), uf._Reply(reply), earlier, raw)
+    assert (reason is not None) == found, reason
