@@ -90,6 +90,8 @@ _UNDERSTANDING_CHECK = literal_first(lexicon.pattern(_PHRASES, "understanding_ch
 _CONTRAST = re.compile(lexicon.pattern(_PHRASES, "contrast", _MACROS))
 _CONTRAST_B_FIRST = re.compile(lexicon.pattern(_PHRASES, "contrast_b_first", _MACROS))
 _EITHER = re.compile(lexicon.pattern(_PHRASES, "either", _MACROS))
+_CONTRAST_WORDS = re.compile(r"\bnot\b|,\s*(?:nicht|no|não|pas|non|а\s+не|не)\b")  # one cheap search before the pattern
+_CONTRAST_B_WORDS = re.compile(r"不是|じゃなく|ではなく|아니")
 READ_BACK_CHARS = 80  # a read-back is corrected in a short message
 READ_BACK_TAIL = 400  # characters of the agent's reply that hold its read-back
 _QUESTION_OPENER = re.compile(lexicon.pattern(_PHRASES, "question_opener", _MACROS))
@@ -596,18 +598,19 @@ def _read_back(text: str, reply: _Reply, earlier: list[str], raw: str | None = N
     ("Should I keep the old config?" - "No, it should be removed"). English only for the "no":
     other languages capitalise nouns or open every answer with their "no" ("Nein, habe ich
     nicht.", "Não, muito obrigada pela ajuda")."""
-    tail = reply.text[-READ_BACK_TAIL:]
-    contrast = _CONTRAST.match(text) or _CONTRAST_B_FIRST.match(text)
+    contrast = ((_CONTRAST.match(text) if _CONTRAST_WORDS.search(text) else None)
+                or (_CONTRAST_B_FIRST.match(text) if _CONTRAST_B_WORDS.search(text) else None))
     if contrast:
+        tail = reply.text[-READ_BACK_TAIL:]  # the reply is normalised only for a message that may need it
         instead = next(g for g in (contrast.groupdict().get(k) for k in ("b", "b2", "b3")) if g)
         asked_which = reply.asked and _EITHER.search(tail[tail.rfind("\n") + 1:])
         if not asked_which and _words_in(instead.strip(), tail):
             return f"correction (read-back: \u201c{text.strip()}\u201d)"
         return None
-    if (raw is None or not raw.isascii() or not reply.asked or not _ENGLISH_NO.match(text) or _POLITE_NO.match(text)
-            or text.endswith("?") or closings.THANKS.search(text)):
+    if (not _ENGLISH_NO.match(text) or raw is None or not raw.isascii() or text.endswith("?") or _POLITE_NO.match(text)
+            or closings.THANKS.search(text) or not reply.asked):
         return None
-    theirs = _significant(tail)
+    theirs = _significant(reply.text[-READ_BACK_TAIL:])
     before = set().union(*map(_significant, earlier)) if earlier else set()
     if len(before & theirs) >= 2 and (_details(raw) & before) - theirs:  # it read back their words, one wrong
         return f"correction (read-back: \u201c{text.strip()}\u201d)"
@@ -646,6 +649,8 @@ _LINE_END = re.compile(r"[.!?。！？\n]")  # a question is a sentence of its o
 def _sentences(text: str) -> list[str]:
     """A short message's sentences and lines, each with its closing mark (one piece when it has
     no mark inside: nearly every message)."""
+    if _LINE_END.search(text, 0, len(text) - 1) is None:
+        return [text]
     out, start = [], 0
     for match in _LINE_END.finditer(text, 0, len(text) - 1):
         out.append(text[start:match.end()].strip())
