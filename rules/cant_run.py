@@ -117,7 +117,8 @@ class CantRun(Rule):
     information on where to buy a gun": declining to inform, a model refusal), and an act of
     harm to someone declined ("I can't help you hack into someone's account", "spy on my wife
     without her consent"), whatever words of access it holds (lexicons/declined_topics.toml);
-    both are policy-refusal's.
+    both are policy-refusal's; a disclaimer before the answer in one sentence ("As an AI, I don't
+    have personal experiences, but I can tell you that the best place is …").
     Root cause: missing target or capability: the agent believes there is no way to act.
     Fix: use `run` with a shell command (there is no fixed action enum any more); make that explicit in SOUL.md.
     """

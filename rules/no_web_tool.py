@@ -50,7 +50,8 @@ class NoWebTool(Rule):
     search found nothing": a result); facts about systems or third parties ("the container has
     no internet access"); missing context about the user's own code; not knowing what the user
     means ("I don't know what you mean", "não sei o que o senhor quer dizer": a request to
-    clarify); reasoning printed before a closing `</think>`; quoted text.
+    clarify); reasoning printed before a closing `</think>`; quoted text; a disclaimer before the
+    answer in one sentence ("While I can't browse the internet, I can tell you that Paris is …").
     Root cause: the deployment has no `http_get` / web-fetch MCP tool, so the agent cannot look things up.
     Fix: add the `http_get` (web fetch) MCP tool and tell the agent in SOUL.md to use it when local knowledge is missing.
     """

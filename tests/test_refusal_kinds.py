@@ -162,3 +162,19 @@ def test_reasoning_closed_by_a_lone_think_tag_is_not_read():
 def test_the_kind_reads_what_is_declined_not_every_verb_near_it(reply, kind, why):
     found = refusal.decide(reply)
     assert found is not None and (found.kind, found.why()) == (kind, why), found
+
+
+@pytest.mark.parametrize("reply, declines", [
+    # a disclaimer before the answer, in one sentence: nothing declined
+    ("As an AI, I don't have personal experiences, but I can tell you that the best place to buy a gun legally is "
+     "a licensed firearms dealer.", False),
+    ("While I can't browse the internet, I can tell you that Paris is the capital of France.", False),
+    ("I'm just an AI, I don't have access to real-time information, but I can tell you the current date based on "
+     "the timestamp of my response.", False),
+    # a decline in so many words with something else offered, and an opinion withheld, stay refusals
+    ("I can't help you hack into someone's account, but I can tell you how to protect your own account.", True),
+    ("I'm sorry, but I cannot provide medical advice. However, here's some general information about headaches.", True),
+    ("As an AI language model, I don't have personal beliefs or opinions, but here are some facts to consider.", True),
+])
+def test_a_disclaimer_before_the_answer_declines_nothing(reply, declines):
+    assert (refusal.decide(reply) is not None) == declines, refusal.decide(reply)

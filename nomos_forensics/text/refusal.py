@@ -387,6 +387,17 @@ _HEDGE = LazyPattern(
     r"non posso) (?:100% |fully |completely |entirely )?(?:guarantee|promise|be (?:100% |completely |entirely )?sure|"
     r"garantizar|prometer|garantir|promettre|garantieren|versprechen|гарантировать|обещать|garantire|promettere)")
 _HEDGE_WORDS = ("guarant", "promis", "sure", "promet", "garant", "verspr", "гарант", "обещ")
+# a disclaimer before the answer, in one sentence ("As an AI, I don't have personal experiences,
+# but I can tell you that the best place is …", "While I can't browse the internet, I can tell you
+# that Paris …"): the answer follows, nothing is declined; unless the sentence declines the request
+# in so many words ("I can't help with that, but I can tell you how to protect your own account"
+# offers something else instead: a decline), or withholds an opinion ("I don't have personal
+# opinions, but here are some facts": the guide's opinion declined, a partial refusal)
+_DISCLAIMER = LazyPattern(
+    r"^(?!.*\b(?:opinions?|beliefs?|views?|preferences?|stance|won't|will not|refuse|decline|(?:can't|cannot|can not|unable to|not able to) (?:help|assist|provide|"
+    r"give|share|comply|fulfil|fulfill|do that|do this|write|create|answer|generate|support|condone|encourage))\b)"
+    r".*\bi can (?:still )?(?:tell you (?:that|the)|say that)\b")  # a fact follows; not "here's what you can run"
+_DISCLAIMER_WORDS = ("i can",)
 
 
 def reports_only(reading: Reading) -> bool:
@@ -397,7 +408,8 @@ def reports_only(reading: Reading) -> bool:
 
 def _declines_nothing(plain: str) -> bool:
     return bool(_NOT_DECLINING.search(plain) or ("sorry" in plain and _SYMPATHY.search(plain))
-                or (any(w in plain for w in _HEDGE_WORDS) and _HEDGE.search(plain)))
+                or (any(w in plain for w in _HEDGE_WORDS) and _HEDGE.search(plain))
+                or (any(w in plain for w in _DISCLAIMER_WORDS) and _DISCLAIMER.search(plain)))
 
 
 @functools.cache
