@@ -18,7 +18,7 @@ FILES = [
     for entry in importlib.resources.files(package).joinpath("lexicons").iterdir()
     if entry.name.endswith(".toml")
 ]
-PATTERN_TABLES = ("patterns", "corrections", "request_names", "failed", "escalation", "complaints", "topic", "harmful_act")
+PATTERN_TABLES = ("patterns", "corrections", "request_names", "failed", "escalation", "complaints", "topic", "harmful_act", "policy_ground")
 
 
 def _pattern_entries(data):

@@ -351,8 +351,9 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
     partial = "partial" in shipped and shipped["partial"].best(hashed(reading.shape + reading.grounds))[0] == "partial"
     sentence, tables = plain or _deciding(reading, shipped["detect"])
     kind = kind_of(reading.kind_grounds)
-    if kind == "policy" and "g|policy_harm" in reading.kind_grounds and "policy_harm" not in tables:
-        tables = (*tables, "policy_harm")  # the act declined is harm to someone (_what_it_declines)
+    ground = next((g[2:] for g in reading.kind_grounds if g.startswith("g|policy_")), None)
+    if kind == "policy" and ground and not any(t.startswith("policy_") for t in tables):
+        tables = (*tables, ground)  # the ground read around it, or what it declines (what_it_declines)
     return Refusal(kind, partial, _as_written(sentence, reading.spans), tables, margin)
 
 

@@ -50,9 +50,13 @@ def what_it_declines(grounds: tuple[str, ...], said: list[tuple[str, tuple[str, 
     """The kind's grounds corrected by what the declining sentences (`said`, with their cue
     tables; `cue_tables`: text.refusal's) are about (lexicons/declined_topics.toml): an action
     verb that is only the topic of information declined is no capability the agent lacks ("I
-    cannot provide information on where to buy a gun"), and an act of harm to someone declined
-    is a harm ground ("I can't help you hack into someone's account"), whatever words of access
-    it holds."""
+    cannot provide information on where to buy a gun"), an act of harm to someone declined is a
+    harm ground ("I can't help you hack into someone's account"), whatever words of access it
+    holds, and so are legal or safety reasons said in other words ("due to legal restrictions and
+    safety risks")."""
+    policy = any(g.startswith("g|policy_") for g in grounds)
+    if not policy and any(_patterns("declined_topics", "policy_ground").search(plain(s)) for s, _ in said):
+        grounds += ("g|policy_law",)  # "due to legal restrictions and safety risks": a ground the cue tables lack
     if not any(g in grounds for g in _CAPABILITY_GROUNDS):
         return grounds
     if "g|capability_verb" in grounds:
