@@ -398,7 +398,7 @@ _DISCLAIMER = LazyPattern(
     r"^(?!.*\b(?:opinions?|beliefs?|views?|preferences?|stance|won't|will not|refuse|decline|(?:can't|cannot|can not|unable to|not able to) (?:help|assist|provide|"
     r"give|share|comply|fulfil|fulfill|do that|do this|write|create|answer|generate|support|condone|encourage))\b)"
     r".*\bi can (?:still )?(?:tell you (?:that|the)|say that)\b")  # a fact follows; not "here's what you can run"
-_DISCLAIMER_WORDS = ("i can",)
+_DISCLAIMER_WORDS = ("can tell you", "can still tell you", "can say that")  # the pattern's only when one is there
 
 
 def reports_only(reading: Reading) -> bool:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from . import lexicon
 from .prefilter import LazyPattern
 from .prose import straight_quotes
+from .re2gate import Re2Gated
 
 
 def plain(text: str) -> str:
@@ -54,8 +55,8 @@ def what_it_declines(grounds: tuple[str, ...], said: list[tuple[str, tuple[str, 
     harm ground ("I can't help you hack into someone's account"), whatever words of access it
     holds, and so are legal or safety reasons said in other words ("due to legal restrictions and
     safety risks")."""
-    policy = any(g.startswith("g|policy_") for g in grounds)
-    if not policy and any(_patterns("declined_topics", "policy_ground").search(plain(s)) for s, _ in said):
+    if (not any(g.startswith("g|policy_") for g in grounds) and _may_give_a_reason(" ".join(s for s, _ in said).lower())
+            and any(_patterns("declined_topics", "policy_ground").search(plain(s)) for s, _ in said)):
         grounds += ("g|policy_law",)  # "due to legal restrictions and safety risks": a ground the cue tables lack
     if not any(g in grounds for g in _CAPABILITY_GROUNDS):
         return grounds
@@ -66,6 +67,15 @@ def what_it_declines(grounds: tuple[str, ...], said: list[tuple[str, tuple[str, 
     if "g|policy_harm" not in grounds and any(_patterns("declined_topics", "harmful_act").search(plain(s)) for s, _ in said):
         grounds += ("g|policy_harm",)
     return grounds
+
+
+# a word every policy_ground entry holds: the pattern is searched only where one is
+_REASON_WORDS = ("legal", "safety", "health", "razones", "motivos", "razões", "razoes", "raisons", "gründen", "grunden",
+                 "причин", "безопасности", "法律", "安全", "法的", "법적", "안전")
+
+
+def _may_give_a_reason(text: str) -> bool:
+    return any(w in text for w in _REASON_WORDS)
 
 
 def _verb_is_topic(sentence: str, cue_tables: Callable[[str], tuple[str, ...]]) -> bool:
@@ -81,7 +91,8 @@ def _patterns(name: str, section: str) -> LazyPattern:
     """One section of lexicons/<name>.toml, every language as one pattern (compiled on first use)."""
     data = lexicon.load("nomos_forensics.text", name)
     table, macros = data[section], data["macros"]
-    return LazyPattern("|".join(f"(?:{p})" for language in table for p in lexicon.patterns(table, language, macros)))
+    # a long alternation with no literal to start from: RE2 reads it in one pass (exact: the match is Python's)
+    return Re2Gated(LazyPattern("|".join(f"(?:{p})" for language in table for p in lexicon.patterns(table, language, macros))))
 
 
 def about_knowledge(sentence: str) -> bool:
