@@ -220,3 +220,13 @@ def test_a_read_back_corrected(raw, reply, earlier, found):
 
     reason = uf._read_back(uf.normalise(raw), uf._Reply(reply), earlier, raw)
     assert (reason is not None) == found, reason
+
+
+def test_a_lexicon_that_does_not_parse_names_its_file(tmp_path, monkeypatch):
+    folder = tmp_path / "broken_lexicon_pkg"
+    (folder / "lexicons").mkdir(parents=True)
+    (folder / "__init__.py").write_text("")
+    (folder / "lexicons" / "words.toml").write_text("broken = [\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=r"broken_lexicon_pkg:lexicons/words\.toml does not parse"):
+        lexicon.load("broken_lexicon_pkg", "words")

@@ -21,9 +21,14 @@ _MACRO = re.compile(r"\{([a-z_]+)\}")
 
 @functools.cache
 def load(package: str, name: str) -> Mapping[str, Any]:
-    """The parsed `lexicons/<name>.toml` of `package` (an importable package name)."""
+    """The parsed `lexicons/<name>.toml` of `package` (an importable package name). A file that
+    does not parse is a ValueError that names it: a rule that reads it fails with that line on
+    every card (the card's `errors`), not with the parser's bare "Invalid value"."""
     resource = importlib.resources.files(package).joinpath("lexicons", f"{name}.toml")
-    return tomllib.loads(resource.read_text(encoding="utf-8"))
+    try:
+        return tomllib.loads(resource.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"lexicon {package}:lexicons/{name}.toml does not parse: {error}") from None
 
 
 def expand(pattern: str, macros: Mapping[str, str]) -> str:
