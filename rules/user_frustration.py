@@ -292,9 +292,8 @@ class UserFrustration(Rule):
     user stating it again, a number or a name ("Shall I book the train to Cambridge at 9:15 on
     Wednesday?" - "No, it should be Tuesday"; not "no, just the address" to an offer, nor "No,
     it should be removed" to "Should I keep the old config?"). A leading "no" ("well no, …") is a
-    correction when the assistant
-    had not asked a question, or had asked whether it understood right ("Does this framing match
-    your mental model?").
+    correction when the assistant had not asked a question, or had asked whether it understood
+    right ("Does this framing match your mental model?", "…, right?").
     Code blocks and quoted lines are ignored;
     the first user message never counts.
     Beside these phrases, every later user message is read by text.frustration's model (trained
@@ -603,7 +602,7 @@ def _read_back(text: str, reply: _Reply, earlier: list[str], raw: str | None = N
     if contrast:
         tail = reply.text[-READ_BACK_TAIL:]  # the reply is normalised only for a message that may need it
         instead = next(g for g in (contrast.groupdict().get(k) for k in ("b", "b2", "b3")) if g)
-        asked_which = reply.asked and _EITHER.search(tail[tail.rfind("\n") + 1:])
+        asked_which = reply.asked and _EITHER.search(tail)  # "Python or JavaScript?": an answer, not a correction
         if not asked_which and _words_in(instead.strip(), tail):
             return f"correction (read-back: \u201c{text.strip()}\u201d)"
         return None

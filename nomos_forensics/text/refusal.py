@@ -9,7 +9,8 @@ How: the reply's prose is read in bounded windows (features.window); a reply hol
 cue words (lexicons/refusal_cues.toml, in a dozen languages) is not read further. Otherwise its
 sentences that hold a cue are read by a linear model over hashed words and cue tables trained on
 the labelled real-text corpus (bench/train_text.py; weights: models/refusal.json). The sentence
-that carries the decision, and the cue tables in it, say why.
+that carries the decision, and the cue tables in it, say why; the kind is the ground read around
+the declining sentences and what they decline (text.refusal_kinds).
 """
 
 from __future__ import annotations
@@ -395,8 +396,9 @@ _HEDGE_WORDS = ("guarant", "promis", "sure", "promet", "garant", "verspr", "га
 # offers something else instead: a decline), or withholds an opinion ("I don't have personal
 # opinions, but here are some facts": the guide's opinion declined, a partial refusal)
 _DISCLAIMER = LazyPattern(
-    r"^(?!.*\b(?:opinions?|beliefs?|views?|preferences?|stance|won't|will not|refuse|decline|(?:can't|cannot|can not|unable to|not able to) (?:help|assist|provide|"
-    r"give|share|comply|fulfil|fulfill|do that|do this|write|create|answer|generate|support|condone|encourage))\b)"
+    r"^(?!.*\b(?:opinions?|beliefs?|views?|preferences?|stance|won't|will not|refuse|decline|"
+    r"(?:can't|cannot|can not|unable to|not able to) (?:help|assist|provide|give|share|comply|fulfil|fulfill|"
+    r"do that|do this|write|create|answer|generate|support|condone|encourage))\b)"
     r".*\bi can (?:still )?(?:tell you (?:that|the)|say that)\b")  # a fact follows; not "here's what you can run"
 _DISCLAIMER_WORDS = ("can tell you", "can still tell you", "can say that")  # the pattern's only when one is there
 
