@@ -31,22 +31,19 @@ from nomos_forensics.rulekit import (
 # retries, pushback and the words a repeated request may differ by.
 LEXICON = lexicon.load("nomos_forensics_rules", "user_frustration")
 _PHRASES, _MACROS = LEXICON["patterns"], LEXICON["macros"]
-CORRECTIONS: dict[str, tuple[str, ...]] = {
-    lang: lexicon.patterns(LEXICON["corrections"], lang, _MACROS) for lang in LEXICON["corrections"]
-}
-_CORRECTIONS = [(lang, literal_first(p)) for lang, patterns in CORRECTIONS.items() for p in patterns]
-FAILED: dict[str, tuple[str, ...]] = {
-    lang: lexicon.patterns(LEXICON["failed"], lang, _MACROS) for lang in LEXICON["failed"]
-}
-_FAILED = [(lang, literal_first(p)) for lang, patterns in FAILED.items() for p in patterns]
-ESCALATION: dict[str, tuple[str, ...]] = {
-    lang: lexicon.patterns(LEXICON["escalation"], lang, _MACROS) for lang in LEXICON["escalation"]
-}
-_ESCALATION = [(lang, literal_first(p)) for lang, patterns in ESCALATION.items() for p in patterns]
-COMPLAINTS: dict[str, tuple[str, ...]] = {
-    lang: lexicon.patterns(LEXICON["complaints"], lang, _MACROS) for lang in LEXICON["complaints"]
-}
-_COMPLAINTS = [(lang, literal_first(p)) for lang, patterns in COMPLAINTS.items() for p in patterns]
+
+
+def _by_language(section: str) -> list:
+    """Every pattern of a per-language section of the lexicon ([corrections], [failed], ...),
+    with its language, in order."""
+    table = LEXICON[section]
+    return [(lang, literal_first(p)) for lang in table for p in lexicon.patterns(table, lang, _MACROS)]
+
+
+_CORRECTIONS = _by_language("corrections")
+_FAILED = _by_language("failed")
+_ESCALATION = _by_language("escalation")
+_COMPLAINTS = _by_language("complaints")
 TERSE_CHARS = 80  # a failure report is read only in a message this short (normalised)
 DEMAND_CHARS = 160  # a sworn demand, too: a longer message that swears is a story, a paste or a vent
 NUDGES = lexicon.patterns(_PHRASES, "nudges", _MACROS)
@@ -90,8 +87,7 @@ _UNDERSTANDING_CHECK = literal_first(lexicon.pattern(_PHRASES, "understanding_ch
 _CONTRAST = re.compile(lexicon.pattern(_PHRASES, "contrast", _MACROS))
 _CONTRAST_B_FIRST = re.compile(lexicon.pattern(_PHRASES, "contrast_b_first", _MACROS))
 _EITHER = re.compile(lexicon.pattern(_PHRASES, "either", _MACROS))
-_CONTRAST_WORDS = re.compile(r"\bnot\b|,\s*(?:nicht|no|não|pas|non|а\s+не|не)\b")  # one cheap search before the pattern
-_CONTRAST_B_WORDS = re.compile(r"不是|じゃなく|ではなく|아니")
+_CONTRAST_GATED = _GATES.add([_CONTRAST, _CONTRAST_B_FIRST])  # tried only where a negation's word is
 READ_BACK_CHARS = 80  # a read-back is corrected in a short message
 READ_BACK_TAIL = 400  # characters of the agent's reply that hold its read-back
 _QUESTION_OPENER = re.compile(lexicon.pattern(_PHRASES, "question_opener", _MACROS))
@@ -465,7 +461,7 @@ def user_contexts(session: Session) -> Iterator[tuple[Message, str, frustration.
             mask = _candidate_mask(text)
             reason = _strong_signal(text, mask) or _weak_signal(text, reply, mask, message.text)
             if reason is None and reply is not None and len(text) <= READ_BACK_CHARS:
-                reason = _read_back(text, reply, earlier[-frustration.EARLIER_READ:], message.text)
+                reason = _read_back(text, reply, earlier[-frustration.EARLIER_READ:], message.text, mask)
             if (reason is None and card and not answered and last_user is not None and last_user[1] == text
                     and (is_request or _AFFIRMATION.match(text) or len(text) >= 3)  # not "a" to the client
                     and not _COMMAND_LINE.match(text)):  # nor a command line
@@ -586,9 +582,11 @@ def _weak_signal(text: str, reply: _Reply | None, mask: int | None = None, raw: 
     return None
 
 
-def _read_back(text: str, reply: _Reply, earlier: list[str], raw: str | None = None) -> str | None:
+def _read_back(text: str, reply: _Reply, earlier: list[str], raw: str | None = None,
+               mask: int | None = None) -> str | None:
     """A read-back corrected in a short message (`text` and `earlier`, the user's earlier
-    messages, normalised; `raw`, the message as written): "7 AM, not PM" when the agent's last
+    messages, normalised; `raw`, the message as written; `mask`: `_candidate_mask(text)`, if
+    known): "7 AM, not PM" when the agent's last
     words say PM and offered no choice; or an English "no" to a question that read back two or
     more of the user's words and got a detail wrong, the user stating it again, a number or a
     name ("Shall I book the train at 9:15 on Wednesday?" - "No, it should be Tuesday", after "a
@@ -597,8 +595,9 @@ def _read_back(text: str, reply: _Reply, earlier: list[str], raw: str | None = N
     ("Should I keep the old config?" - "No, it should be removed"). English only for the "no":
     other languages capitalise nouns or open every answer with their "no" ("Nein, habe ich
     nicht.", "Não, muito obrigada pela ajuda")."""
-    contrast = ((_CONTRAST.match(text) if _CONTRAST_WORDS.search(text) else None)
-                or (_CONTRAST_B_FIRST.match(text) if _CONTRAST_B_WORDS.search(text) else None))
+    if mask is None:
+        mask = _candidate_mask(text)
+    contrast = next(filter(None, (p.match(text) for p in _candidates(_CONTRAST_GATED, mask))), None)
     if contrast:
         tail = reply.text[-READ_BACK_TAIL:]  # the reply is normalised only for a message that may need it
         instead = next(g for g in (contrast.groupdict().get(k) for k in ("b", "b2", "b3")) if g)

@@ -35,7 +35,7 @@ from .prose import (
     without_code,
 )
 from .re2gate import Re2Gated
-from .refusal_kinds import about_knowledge, kind_of, what_it_declines
+from .refusal_kinds import about_knowledge, any_language, kind_of, what_it_declines
 from .refusal_kinds import plain as _plain
 
 KINDS = ("none", "cant-run", "no-web-tool", "policy", "business-rule")
@@ -352,9 +352,10 @@ def decide_reading(reading: Reading | None) -> Refusal | None:
     partial = "partial" in shipped and shipped["partial"].best(hashed(reading.shape + reading.grounds))[0] == "partial"
     sentence, tables = plain or _deciding(reading, shipped["detect"])
     kind = kind_of(reading.kind_grounds)
-    ground = next((g[2:] for g in reading.kind_grounds if g.startswith("g|policy_")), None)
-    if kind == "policy" and ground and not any(t.startswith("policy_") for t in tables):
-        tables = (*tables, ground)  # the ground read around it, or what it declines (what_it_declines)
+    if kind == "policy" and not any(t.startswith("policy_") for t in tables):
+        ground = next((g[2:] for g in reading.kind_grounds if g.startswith("g|policy_")), None)
+        if ground:
+            tables = (*tables, ground)  # the ground read around it, or what it declines (what_it_declines)
     return Refusal(kind, partial, _as_written(sentence, reading.spans), tables, margin)
 
 
@@ -415,13 +416,9 @@ def _declines_nothing(plain: str) -> bool:
                 or (any(w in plain for w in _DISCLAIMER_WORDS) and _DISCLAIMER.search(plain)))
 
 
-@functools.cache
 def _declines() -> "Re2Gated":
     """Every language's plain declines (lexicons/declines.toml), as one pattern."""
-    data = lexicon.load("nomos_forensics.text", "declines")
-    table, macros = data["patterns"], data["macros"]
-    joined = "|".join(f"(?:{p})" for language in table for p in lexicon.patterns(table, language, macros))
-    return Re2Gated(LazyPattern(joined))  # a long alternation with no literal to start from: RE2 reads it in one pass
+    return any_language("declines", "patterns")
 
 
 # a sentence that holds a plain decline and says something else: a condition ("if I can't help,

@@ -56,7 +56,7 @@ def what_it_declines(grounds: tuple[str, ...], said: list[tuple[str, tuple[str, 
     holds, and so are legal or safety reasons said in other words ("due to legal restrictions and
     safety risks")."""
     if (not any(g.startswith("g|policy_") for g in grounds) and _may_give_a_reason(" ".join(s for s, _ in said).lower())
-            and any(_patterns("declined_topics", "policy_ground").search(plain(s)) for s, _ in said)):
+            and any(any_language("declined_topics", "policy_ground").search(plain(s)) for s, _ in said)):
         grounds += ("g|policy_law",)  # "due to legal restrictions and safety risks": a ground the cue tables lack
     if not any(g in grounds for g in _CAPABILITY_GROUNDS):
         return grounds
@@ -64,7 +64,7 @@ def what_it_declines(grounds: tuple[str, ...], said: list[tuple[str, tuple[str, 
         verbs = [sentence for sentence, tables in said if "capability_verb" in tables]
         if verbs and all(_verb_is_topic(sentence, cue_tables) for sentence in verbs):
             grounds = tuple(g for g in grounds if g != "g|capability_verb")
-    if "g|policy_harm" not in grounds and any(_patterns("declined_topics", "harmful_act").search(plain(s)) for s, _ in said):
+    if "g|policy_harm" not in grounds and any(any_language("declined_topics", "harmful_act").search(plain(s)) for s, _ in said):
         grounds += ("g|policy_harm",)
     return grounds
 
@@ -82,13 +82,14 @@ def _verb_is_topic(sentence: str, cue_tables: Callable[[str], tuple[str, ...]]) 
     """Whether every action verb of a declining sentence comes after the information it declines
     to give ("… provide information on where to buy a gun"): none stands before that object."""
     words = plain(sentence)
-    found = _patterns("declined_topics", "topic").search(words)
+    found = any_language("declined_topics", "topic").search(words)
     return found is not None and "capability_verb" not in cue_tables(words[:found.start()])
 
 
 @functools.cache
-def _patterns(name: str, section: str) -> LazyPattern:
-    """One section of lexicons/<name>.toml, every language as one pattern (compiled on first use)."""
+def any_language(name: str, section: str) -> Re2Gated:
+    """One section of text/lexicons/<name>.toml, every language's patterns as one alternation
+    (compiled on first use: `review` may never ask)."""
     data = lexicon.load("nomos_forensics.text", name)
     table, macros = data[section], data["macros"]
     # a long alternation with no literal to start from: RE2 reads it in one pass (exact: the match is Python's)
@@ -101,7 +102,7 @@ def about_knowledge(sentence: str) -> bool:
     it names the agent's tools ("the tools provided do not give me access to information about
     your payments": the means it lacks)."""
     words = plain(sentence)
-    return _patterns("knowledge_access", "patterns").search(words) is not None and _TOOLS.search(words) is None
+    return any_language("knowledge_access", "patterns").search(words) is not None and _TOOLS.search(words) is None
 
 
 _TOOLS = LazyPattern(r"\b(?:tools?|functions?|apis?|herramientas?|ferramentas?|outils?|werkzeuge?|инструмент)\b|"
